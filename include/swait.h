@@ -1,0 +1,429 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * swait.h - simple wait queues for threads
+ *
+ * OVERVIEW
+ *
+ * A struct swait_head is a queue of sleeping threads guarded by a small lock.
+ * A thread that must wait for a condition queues a struct swait_waiter that
+ * lives in its own stack frame, checks the condition, and sleeps on a 32-bit
+ * futex word inside that waiter.  A thread that makes the condition true
+ * calls swait_wake_one() or swait_wake_all(): the waker dequeues waiters
+ * under the head's lock, flips each one's word and wakes exactly that word.
+ *
+ * The semantics are those of the Linux kernel's simple wait queues
+ * (include/linux/swait.h) and completions, carried over to threads:
+ *
+ *   - There is no mutex.  The condition is any C expression; it is read
+ *     outside every lock, so data it reads concurrently with its writers
+ *     must be atomics (or be read under the caller's own lock).
+ *   - Waiters are exclusive and served in FIFO order: swait_wake_one()
+ *     wakes exactly one waiter, the one that has waited longest.
+ *     pthread_cond_signal() promises "at least one".
+ *   - Nothing is allocated.  A wake on an empty head takes no lock and makes
+ *     no system call.  Every lock hold is O(1): swait_wake_all() drops the
+ *     lock between two wakes, as the kernel's swake_up_all() does.
+ *   - Waiters are process-private (FUTEX_PRIVATE_FLAG).  A head must not be
+ *     placed in memory shared between processes.  After fork() the child
+ *     owns a copy of every head; only heads with no waiters and no wake in
+ *     progress at the time of the fork may be used in the child.
+ *
+ * Use the event macros (swait_event*) and completions in ordinary code; the
+ * low-level calls (swait_prepare, swait_sleep, swait_finish) are the
+ * building blocks the macros are written with, for waits the macros do not
+ * cover.
+ *
+ * GUARANTEES
+ *
+ * Ordering.  Everything a thread wrote before it called swait_wake_one(),
+ * swait_wake_all(), swait_complete() or swait_complete_all() is visible to
+ * a waiter that this call woke, once the waiter's swait_sleep() returns 0.
+ * swait_prepare() ends, and swait_wake_one()/swait_wake_all() begin, with a
+ * full memory barrier; so in the pattern
+ *
+ *	waiter				waker
+ *	swait_prepare(h, &w);		cond = true;
+ *	if (!cond)			swait_wake_one(h);
+ *		swait_sleep(h, &w, ...);
+ *
+ * either the waiter sees cond true, or the waker sees the waiter queued and
+ * wakes it: no lost wakeup.  (The waker must store cond before it calls the
+ * wake; the wake's barrier orders the two.)
+ *
+ * No swallowed wakeups.  A waiter that a swait_wake_one() selected, but that
+ * leaves without having slept on that wake (its condition was already true,
+ * its deadline passed, a signal arrived, or its thread was cancelled), passes
+ * the wake on to the next waiter in swait_finish().  So "one wake per unit of
+ * work" never strands a sleeper while work is pending.  The price is, in that
+ * race only, one spurious wakeup of the next waiter.
+ *
+ * Concurrency.  Any calls may run concurrently on one head from any number of
+ * threads, with these exceptions: swait_head_init() and swait_head_destroy()
+ * must not race with any other call on that head, and one waiter is used by
+ * one thread at a time and is queued on at most one head at a time.
+ *
+ * Blocking.  swait_sleep(), the swait_event*() macros and the completion
+ * waits may block.  No other call blocks, except for the O(1) critical
+ * section of the head lock (spin a bounded number of times, then park on
+ * the lock word with FUTEX_WAIT).
+ *
+ * Cancellation.  swait_sleep() is a cancellation point, as
+ * pthread_cond_wait() is, and so is every macro or completion wait that
+ * has to sleep.  A thread cancelled there leaves the queue intact: its
+ * waiter is dequeued and a wake it had been selected for is passed on.
+ *
+ * Lifetime.  A waiter's frame may be reused as soon as swait_finish() has
+ * returned (the macros call it).  A waker may still issue a FUTEX_WAKE on
+ * the departed waiter's address; that is harmless, see lib/swait.c.  A head
+ * may be destroyed or freed only when no thread is inside any swait call on
+ * it.  A completion is the exception that makes on-stack handshakes work:
+ * the thread whose swait_completion_wait*() returned 0 may free the
+ * completion at once, as in the kernel (see the completion section).
+ *
+ * Signals.  None of these calls is async-signal-safe yet.
+ *
+ * Errors are returned as positive errno values (pthread style); errno is
+ * never modified.  A futex error that cannot happen in a correct program
+ * (EFAULT, ENOSYS) aborts with a message naming the file, line and error.
+ * In builds with debug checks (the default unless NDEBUG builds are asked
+ * for), misuse such as a waiter queued on two heads or a queued waiter whose
+ * memory was reused aborts with a message naming the misuse.
+ */
+#ifndef SWAIT_H
+#define SWAIT_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define SWAIT_NONNULL(...) __attribute__((nonnull(__VA_ARGS__)))
+#else
+#define SWAIT_NONNULL(...)
+#endif
+
+/* The library's version, the same as the Meson project version. */
+#define SWAIT_VERSION_MAJOR 0
+#define SWAIT_VERSION_MINOR 1
+#define SWAIT_VERSION_PATCH 0
+
+/* ------------------------------------------------------------------ types */
+
+/*
+ * A doubly linked list link.  An all-zero link in a head means "empty, not
+ * yet linked"; the library turns it into a circular list on first use.
+ */
+struct swait_list {
+	struct swait_list *next;
+	struct swait_list *prev;
+};
+
+/*
+ * A wait queue head: 24 bytes on LP64.  All-zero bytes are a valid, empty
+ * head, so static and calloc'd heads need no initialisation.  The fields are
+ * private to the library; they are exposed only so that heads can be
+ * embedded and statically initialised.
+ */
+struct swait_head {
+	uint32_t lock;		/* head lock word, see lib/lock.h */
+	uint32_t walkers;	/* swait_wake_all() walks in progress */
+	struct swait_list list;	/* queued waiters, FIFO */
+};
+
+/*
+ * A waiter: 32 bytes on LP64.  Lives in the waiting thread's stack frame.
+ * All-zero bytes are a valid, idle waiter.
+ */
+struct swait_waiter {
+	struct swait_list link;		/* on the head's list while queued */
+	struct swait_head *head;	/* the head it is queued on */
+	uint32_t state;			/* futex word, see lib/swait.c */
+	uint32_t magic;			/* debug builds: set while queued */
+};
+
+/*
+ * A completion: the kernel's struct completion.  All-zero bytes are a
+ * valid completion that is not done.
+ */
+struct swait_completion {
+	unsigned int done;	/* completions posted; UINT_MAX after complete_all */
+	struct swait_head wait;
+};
+
+#define SWAIT_HEAD_INITIALIZER { 0, 0, { 0, 0 } }
+#define SWAIT_WAITER_INITIALIZER { { 0, 0 }, 0, 0, 0 }
+#define SWAIT_COMPLETION_INITIALIZER { 0, SWAIT_HEAD_INITIALIZER }
+
+/* Flags for swait_sleep(). */
+#define SWAIT_INTERRUPTIBLE 0x1u	/* return EINTR when a signal handler ran */
+
+/* ------------------------------------------------------------ init, destroy */
+
+/* Make *head an empty head.  Equivalent to SWAIT_HEAD_INITIALIZER. */
+void swait_head_init(struct swait_head *head) SWAIT_NONNULL(1);
+
+/*
+ * Check that *head is unused, so that its memory may be freed or reused.
+ * Returns 0, or EBUSY while a waiter is queued or a swait_wake_all() is
+ * still walking the head; nothing is changed then.  Must not race with the
+ * calls that start a wait (the caller knows that no thread will prepare).
+ */
+int swait_head_destroy(struct swait_head *head) SWAIT_NONNULL(1);
+
+/* Make *waiter an idle waiter.  Equivalent to SWAIT_WAITER_INITIALIZER. */
+void swait_waiter_init(struct swait_waiter *waiter) SWAIT_NONNULL(1);
+
+/* ------------------------------------------------------- low-level waiting */
+
+/*
+ * Queue *waiter at the tail of *head (FIFO, exclusive), the kernel's
+ * prepare_to_swait_exclusive().  A waiter still queued on this head from an
+ * earlier prepare keeps its place.  Ends with a full memory barrier: the
+ * caller's following read of its condition cannot move before the enqueue
+ * (pairs with the barrier at the start of every wake).  Never blocks.
+ * Debug builds abort if *waiter is still queued on another head.
+ */
+void swait_prepare(struct swait_head *head, struct swait_waiter *waiter)
+	SWAIT_NONNULL(1, 2);
+
+/*
+ * Block until *waiter is woken, the deadline passes or (with
+ * SWAIT_INTERRUPTIBLE in flags) a signal handler runs.
+ *
+ * deadline is absolute on clock, which is CLOCK_MONOTONIC or CLOCK_REALTIME;
+ * NULL means no deadline.  A deadline already past returns ETIMEDOUT at once
+ * unless the waiter was woken; a negative tv_sec counts as past.
+ *
+ * Returns
+ *   0          woken.  Spurious returns are allowed: callers re-check their
+ *              condition in a loop (the macros do).  If the waiter was not
+ *              woken, it is still queued and keeps its place.
+ *   ETIMEDOUT  the deadline passed; the waiter is still queued.
+ *   EINTR      SWAIT_INTERRUPTIBLE was given and a signal handler ran; the
+ *              waiter is still queued.  Caveat: without a deadline, a handler
+ *              installed with SA_RESTART makes the kernel restart the wait
+ *              silently, so no EINTR is seen.  Install handlers that must
+ *              interrupt waits without SA_RESTART.
+ *   EINVAL     bad clock, tv_nsec outside [0, 1e9), or unknown flags.
+ *
+ * A cancellation point.  Call swait_finish() afterwards in every case.
+ */
+int swait_sleep(struct swait_head *head, struct swait_waiter *waiter,
+		unsigned flags, clockid_t clock,
+		const struct timespec *deadline) SWAIT_NONNULL(1, 2);
+
+/*
+ * Dequeue *waiter if it is still queued (the kernel's finish_swait()), and
+ * pass on a swait_wake_one() that selected it after its last prepare but did
+ * not end one of its sleeps.  Safe after a wake, a timeout, a signal or no
+ * sleep at all; a no-op on an idle waiter.  Once it returns, *waiter's memory
+ * may be reused.  Never blocks.
+ */
+void swait_finish(struct swait_head *head, struct swait_waiter *waiter)
+	SWAIT_NONNULL(1, 2);
+
+/* ------------------------------------------------------------------ waking */
+
+/*
+ * Dequeue and wake the waiter that has waited longest, if any.  Begins with
+ * a full memory barrier (pairs with the one ending swait_prepare()).  On an
+ * empty head: that barrier and one load, no lock, no system call.
+ * Never blocks.
+ */
+void swait_wake_one(struct swait_head *head) SWAIT_NONNULL(1);
+
+/*
+ * Wake every waiter queued when the call starts; waiters that arrive during
+ * it are not woken by it.  The queued set is detached in O(1) and woken one
+ * by one, with the head lock dropped between two wakes, so a thread that
+ * wants the lock never waits behind the whole walk.  Begins with a full
+ * memory barrier.  On an empty head: no lock, no system call.  Never blocks.
+ */
+void swait_wake_all(struct swait_head *head) SWAIT_NONNULL(1);
+
+/*
+ * Whether a waiter is queued: a lockless peek with no barrier, as in the
+ * kernel.  Only a hint unless the caller orders it (see swait_has_sleeper).
+ */
+bool swait_active(const struct swait_head *head) SWAIT_NONNULL(1);
+
+/*
+ * A full memory barrier, then swait_active(): the kernel's
+ * swq_has_sleeper().  A waker that stored its condition and then sees false
+ * may skip the wake: any waiter queued later will see the condition.
+ */
+bool swait_has_sleeper(struct swait_head *head) SWAIT_NONNULL(1);
+
+/* ------------------------------------------------------------- deadlines */
+
+/*
+ * Store in *deadline the time nsec nanoseconds from now on clock.  Returns
+ * 0, or EINVAL for a bad clock or a negative nsec.  For relative timeouts:
+ *
+ *	struct timespec dl;
+ *	swait_deadline_after(&dl, CLOCK_MONOTONIC, 50 * 1000000LL);
+ *	err = swait_event_timeout(&h, ready, CLOCK_MONOTONIC, &dl);
+ */
+int swait_deadline_after(struct timespec *deadline, clockid_t clock,
+			 int64_t nsec) SWAIT_NONNULL(1);
+
+/* ------------------------------------------------------------ event macros */
+
+/*
+ * swait_event(head, cond)
+ *	Sleep until cond is true.  A statement.
+ * swait_event_interruptible(head, cond)
+ *	0 once cond is true, or EINTR if a signal handler ran first.
+ * swait_event_timeout(head, cond, clock, deadline)
+ *	0 once cond is true, or ETIMEDOUT when the absolute deadline on clock
+ *	(a const struct timespec *) passes first.
+ * swait_event_interruptible_timeout(head, cond, clock, deadline)
+ *	0, ETIMEDOUT or EINTR.
+ * swait_event_timeout_ns(head, cond, nsec)
+ *	swait_event_timeout with a deadline nsec nanoseconds from now on
+ *	CLOCK_MONOTONIC.
+ *
+ * cond is evaluated first without touching the head (a true cond costs
+ * nothing), then after each prepare.  When the deadline passes or a signal
+ * arrives, the waiter is dequeued and cond is evaluated one last time: a true
+ * cond returns 0.  A wake the waiter had been selected for is passed on by
+ * swait_finish(), never swallowed.  The macros return EINVAL for a bad clock
+ * or deadline, checked before cond.  cond may be evaluated any number of
+ * times; it must not have side effects beyond consuming what it waits for.
+ *
+ * The expression forms use GNU statement expressions (GCC and Clang, in C
+ * and C++).
+ */
+#define swait_event(head, cond)						\
+	do {								\
+		(void)swait_event_generic(head, cond, 0,		\
+					  CLOCK_MONOTONIC, 0);		\
+	} while (0)
+
+#define swait_event_interruptible(head, cond)				\
+	swait_event_generic(head, cond, SWAIT_INTERRUPTIBLE,		\
+			    CLOCK_MONOTONIC, 0)
+
+#define swait_event_timeout(head, cond, clock, deadline)		\
+	swait_event_generic(head, cond, 0, clock, deadline)
+
+#define swait_event_interruptible_timeout(head, cond, clock, deadline)	\
+	swait_event_generic(head, cond, SWAIT_INTERRUPTIBLE, clock, deadline)
+
+#define swait_event_timeout_ns(head, cond, nsec)			\
+	__extension__ ({						\
+		struct timespec swait_dl_;				\
+		int swait_err_ = swait_deadline_after(&swait_dl_,	\
+					CLOCK_MONOTONIC, (nsec));	\
+		if (swait_err_ == 0)					\
+			swait_err_ = swait_event_timeout(head, cond,	\
+					CLOCK_MONOTONIC, &swait_dl_);	\
+		swait_err_;						\
+	})
+
+/*
+ * The loop every macro expands to; usable directly.  Returns 0, ETIMEDOUT,
+ * EINTR or EINVAL, as documented above.
+ */
+#define swait_event_generic(head, cond, flags, clock, deadline)	\
+	__extension__ ({						\
+		struct swait_head *swait_h_ = (head);			\
+		const struct timespec *swait_d_ = (deadline);		\
+		clockid_t swait_c_ = (clock);				\
+		int swait_r_ = swait_deadline_valid(swait_c_, swait_d_)	\
+				? 0 : EINVAL;				\
+		if (swait_r_ == 0 && !(cond)) {				\
+			struct swait_waiter swait_w_ =			\
+				SWAIT_WAITER_INITIALIZER;		\
+			for (;;) {					\
+				swait_prepare(swait_h_, &swait_w_);	\
+				if (cond)				\
+					break;				\
+				swait_r_ = swait_sleep(swait_h_,	\
+						&swait_w_, (flags),	\
+						swait_c_, swait_d_);	\
+				if (swait_r_ != 0)			\
+					break;				\
+			}						\
+			swait_finish(swait_h_, &swait_w_);		\
+			if (swait_r_ != 0 && (cond))			\
+				swait_r_ = 0;				\
+		}							\
+		swait_r_;						\
+	})
+
+/* ------------------------------------------------------------- completions */
+
+/*
+ * A completion counts posted events: swait_complete() posts one and wakes
+ * one waiter; a wait consumes one.  swait_complete_all() makes the
+ * completion done for every present and future waiter until
+ * swait_completion_reinit().
+ *
+ * Lifetime: as in the kernel, a completion may live in the waiter's stack
+ * frame and be freed by the waiter as soon as its wait (or try_wait, or
+ * completion_done returning true) has returned: done is read and written
+ * under the head lock, and complete()/complete_all() release that lock as
+ * their last access to the completion.
+ */
+void swait_completion_init(struct swait_completion *c) SWAIT_NONNULL(1);
+
+/*
+ * Make a completion not done again.  Must not race with waits or completes:
+ * call it when no thread waits on c.
+ */
+void swait_completion_reinit(struct swait_completion *c) SWAIT_NONNULL(1);
+
+/* Post one event and wake one waiter.  Never blocks. */
+void swait_complete(struct swait_completion *c) SWAIT_NONNULL(1);
+
+/* Make c done for every present and future waiter.  Never blocks. */
+void swait_complete_all(struct swait_completion *c) SWAIT_NONNULL(1);
+
+/* Wait for and consume one event.  A cancellation point when it sleeps. */
+void swait_completion_wait(struct swait_completion *c) SWAIT_NONNULL(1);
+
+/*
+ * As swait_completion_wait(), with an absolute deadline on clock.
+ * Returns 0, ETIMEDOUT, or EINVAL for a bad clock or deadline.
+ */
+int swait_completion_wait_timeout(struct swait_completion *c, clockid_t clock,
+				  const struct timespec *deadline)
+	SWAIT_NONNULL(1);
+
+/* As swait_completion_wait(); returns 0, or EINTR if a signal handler ran. */
+int swait_completion_wait_interruptible(struct swait_completion *c)
+	SWAIT_NONNULL(1);
+
+/* Consume one event if there is one, without blocking. */
+bool swait_completion_try_wait(struct swait_completion *c) SWAIT_NONNULL(1);
+
+/* Whether an event is posted (none is consumed).  Never blocks. */
+bool swait_completion_done(struct swait_completion *c) SWAIT_NONNULL(1);
+
+/* ----------------------------------------------------------------- inlines */
+
+/*
+ * Whether (clock, deadline) is acceptable to swait_sleep().  The macros
+ * check it before the condition so that bad input fails the same way
+ * whether or not the wait would have slept.
+ */
+static inline bool swait_deadline_valid(clockid_t clock,
+					const struct timespec *deadline)
+{
+	if (clock != CLOCK_MONOTONIC && clock != CLOCK_REALTIME)
+		return false;
+	return !deadline ||
+	       (deadline->tv_nsec >= 0 && deadline->tv_nsec < 1000000000L);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SWAIT_H */

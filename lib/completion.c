@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: MIT
+/*
+ * completion.c - the kernel's completions, on a swait head.
+ *
+ * done is written only under the head lock and read under it before a wait
+ * returns, as in the kernel (kernel/sched/completion.c).  That is what lets a
+ * waiter free an on-stack completion as soon as its wait returns:
+ *
+ *  - swait_complete() increments done and dequeues a waiter in one critical
+ *    section, and touches the completion only by FUTEX_WAKE after unlocking.
+ *    A waiter that consumes done takes the same lock, so it cannot return
+ *    before the completer is done with the memory.
+ *  - swait_complete_all() walks its waiters with the lock dropped between
+ *    wakes (bounded hold, lib/swait.c I5).  A waiter that sees done ==
+ *    UINT_MAX therefore also waits, under the lock, until no walk is in
+ *    progress (swait_quiesce_locked) before it may return.
+ *
+ * The lockless "done == 0" peeks are safe without a barrier: a waiter that
+ * peeks after its prepare either sees the count, or the completer's critical
+ * section (which writes the count) comes after the prepare's and finds the
+ * waiter queued.
+ */
+#include <limits.h>
+
+#include "internal.h"
+
+static inline unsigned int peek_done(const struct swait_completion *c)
+{
+	return __atomic_load_n(&c->done, __ATOMIC_RELAXED);
+}
+
+/* Store under the lock, atomic because of the lockless peeks. */
+static inline void set_done(struct swait_completion *c, unsigned int v)
+{
+	__atomic_store_n(&c->done, v, __ATOMIC_RELAXED);
+}
+
+SWAIT_EXPORT void swait_completion_init(struct swait_completion *c)
+{
+	set_done(c, 0);
+	swait_head_init(&c->wait);
+}
+
+SWAIT_EXPORT void swait_completion_reinit(struct swait_completion *c)
+{
+	set_done(c, 0);
+}
+
+SWAIT_EXPORT void swait_complete(struct swait_completion *c)
+{
+	uint32_t *word;
+
+	swait_head_lock(&c->wait);
+	if (c->done != UINT_MAX)
+		set_done(c, c->done + 1);
+	word = swait_wake_one_locked(&c->wait);
+	swait_head_unlock(&c->wait);
+	if (word)
+		swait_wake_word(word);
+}
+
+SWAIT_EXPORT void swait_complete_all(struct swait_completion *c)
+{
+	swait_head_lock(&c->wait);
+	set_done(c, UINT_MAX);
+	swait_wake_all_locked(&c->wait);	/* returns unlocked */
+}
+
+SWAIT_EXPORT bool swait_completion_try_wait(struct swait_completion *c)
+{
+	unsigned int d;
+
+	if (peek_done(c) == 0)
+		return false;
+	swait_head_lock(&c->wait);
+	d = c->done;
+	if (d != 0 && d != UINT_MAX)
+		set_done(c, d - 1);
+	else if (d == UINT_MAX)
+		swait_quiesce_locked(&c->wait);
+	swait_head_unlock(&c->wait);
+	return d != 0;
+}
+
+SWAIT_EXPORT bool swait_completion_done(struct swait_completion *c)
+{
+	unsigned int d;
+
+	if (peek_done(c) == 0)
+		return false;
+	/* As in the kernel: wait for a complete() still holding the lock. */
+	swait_head_lock(&c->wait);
+	d = c->done;
+	if (d == UINT_MAX)
+		swait_quiesce_locked(&c->wait);
+	swait_head_unlock(&c->wait);
+	return d != 0;
+}
+
+SWAIT_EXPORT void swait_completion_wait(struct swait_completion *c)
+{
+	swait_event(&c->wait, swait_completion_try_wait(c));
+}
+
+SWAIT_EXPORT int swait_completion_wait_timeout(struct swait_completion *c,
+					       clockid_t clock,
+					       const struct timespec *deadline)
+{
+	return swait_event_timeout(&c->wait, swait_completion_try_wait(c),
+				   clock, deadline);
+}
+
+SWAIT_EXPORT int swait_completion_wait_interruptible(struct swait_completion *c)
+{
+	return swait_event_interruptible(&c->wait,
+					 swait_completion_try_wait(c));
+}

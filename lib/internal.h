@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * internal.h - what lib/swait.c offers the rest of the library (the
+ * completions) beyond the public API.  Nothing here is exported.
+ *
+ * Completions keep their count under the head lock, as the kernel's do,
+ * because a waiter may free an on-stack completion as soon as its wait
+ * returns: the completer must be done with the memory when the waiter can
+ * observe the count.  So they need the lock itself and wakes that run with
+ * the lock already held.
+ */
+#ifndef SWAIT_INTERNAL_H
+#define SWAIT_INTERNAL_H
+
+#include <stdint.h>
+
+#include "swait.h"
+
+#define SWAIT_EXPORT __attribute__((visibility("default")))
+
+void swait_head_lock(struct swait_head *head);
+void swait_head_unlock(struct swait_head *head);
+
+/*
+ * With the lock held: dequeue and flip the longest waiter.  Returns the word
+ * the caller must pass to swait_wake_word() after unlocking, or NULL.
+ */
+uint32_t *swait_wake_one_locked(struct swait_head *head);
+
+/* FUTEX_WAKE one thread on a word returned by swait_wake_one_locked(). */
+void swait_wake_word(uint32_t *word);
+
+/* Called with the lock held; wakes every queued waiter; returns unlocked. */
+void swait_wake_all_locked(struct swait_head *head);
+
+/*
+ * With the lock held: wait (dropping and retaking the lock) until no
+ * swait_wake_all() walk is in progress on head.  After it, and until the lock
+ * is released, no waker will touch head again except by a FUTEX_WAKE.
+ */
+void swait_quiesce_locked(struct swait_head *head);
+
+#endif /* SWAIT_INTERNAL_H */

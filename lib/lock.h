@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lock.h - the head lock: spin a bounded number of times, then park.
+ *
+ * The lock word takes three values (the "mutex, take 2" of Drepper's
+ * "Futexes Are Tricky"):
+ *
+ *	UNLOCKED	free
+ *	LOCKED		held, nobody parked
+ *	CONTENDED	held, and a thread may be parked in FUTEX_WAIT on it
+ *
+ * Why it never spins without bound: a SCHED_FIFO thread spinning on a holder
+ * it preempted on the same CPU would spin forever.  After SWAIT_LOCK_SPINS
+ * relaxed polls the locker stores CONTENDED and sleeps in the kernel, which
+ * lets the holder run.  Unlock wakes one parked thread only when the word
+ * was CONTENDED, so an uncontended lock/unlock is two atomic instructions and
+ * no system call.
+ *
+ * Critical sections under this lock are O(1) list operations (lib/swait.c),
+ * so the spin almost always succeeds; it is bounded so that it costs at most
+ * a few microseconds when it does not.
+ */
+#ifndef SWAIT_LOCK_H
+#define SWAIT_LOCK_H
+
+#include <stdint.h>
+
+#include "check.h"
+#include "futex.h"
+
+enum {
+	SWAIT_UNLOCKED = 0,
+	SWAIT_LOCKED = 1,
+	SWAIT_CONTENDED = 2,
+};
+
+#ifndef SWAIT_LOCK_SPINS
+#define SWAIT_LOCK_SPINS 64
+#endif
+
+static inline void swait_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#else
+	__asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+static void swait_lock_slow(uint32_t *word);
+
+/*
+ * Acquire.  The successful CAS is an acquire: everything the previous holder
+ * wrote before its release in swait_unlock() is visible from here on.
+ */
+static inline void swait_lock(uint32_t *word)
+{
+	uint32_t expected = SWAIT_UNLOCKED;
+
+	if (swait_likely(__atomic_compare_exchange_n(word, &expected,
+			SWAIT_LOCKED, false, __ATOMIC_ACQUIRE,
+			__ATOMIC_RELAXED)))
+		return;
+	swait_lock_slow(word);
+}
+
+__attribute__((noinline))
+static void swait_lock_slow(uint32_t *word)
+{
+	uint32_t seen;
+
+	for (int i = 0; i < SWAIT_LOCK_SPINS; i++) {
+		swait_cpu_relax();
+		seen = __atomic_load_n(word, __ATOMIC_RELAXED);
+		if (seen == SWAIT_CONTENDED)
+			break;	/* someone already parks: join them */
+		if (seen == SWAIT_UNLOCKED &&
+		    __atomic_compare_exchange_n(word, &seen, SWAIT_LOCKED,
+				false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return;
+	}
+	/*
+	 * Park.  Taking the lock from here on stores CONTENDED, never LOCKED:
+	 * we cannot know whether other threads are still parked, so the
+	 * unlocker must assume they are.  The exchange is an acquire when it
+	 * returns UNLOCKED, which is when we own the lock.
+	 */
+	while (__atomic_exchange_n(word, SWAIT_CONTENDED, __ATOMIC_ACQUIRE) !=
+	       SWAIT_UNLOCKED)
+		(void)swait_futex_wait(word, SWAIT_CONTENDED, CLOCK_MONOTONIC,
+				       NULL);
+}
+
+/*
+ * Release: the exchange publishes the critical section (pairs with the
+ * acquire in swait_lock()/swait_lock_slow()).  The word is not touched after
+ * it; the FUTEX_WAKE that may follow is a system call on the address, which
+ * is harmless even if the head has been freed meanwhile (see futex.h).
+ */
+static inline void swait_unlock(uint32_t *word)
+{
+	if (swait_unlikely(__atomic_exchange_n(word, SWAIT_UNLOCKED,
+			__ATOMIC_RELEASE) == SWAIT_CONTENDED))
+		swait_futex_wake(word, 1);
+}
+
+#endif /* SWAIT_LOCK_H */

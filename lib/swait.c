@@ -1,0 +1,582 @@
+// SPDX-License-Identifier: MIT
+/*
+ * swait.c - the wait/wake protocol.  Everything that orders a waiter against
+ * a waker is in this file; read this comment first.
+ *
+ * OBJECTS
+ *
+ * A head is a lock word (lib/lock.h), a count of wake_all walks in progress
+ * and a circular doubly linked list of waiters.  All-zero list links mean an
+ * empty list that has never been used; the first enqueue links the anchor
+ * to itself.  A waiter lives in its thread's stack frame; its 32-bit state is
+ * the futex word that thread sleeps on.
+ *
+ * WAITER STATES (w->state)
+ *
+ *	IDLE       not on any list; no waker will touch the waiter.
+ *	QUEUED     on a list (the head's, or a wake_all batch of that head).
+ *	SLEEPING   on a list, and its thread is about to FUTEX_WAIT or is in it.
+ *	WOKEN_ONE  taken off the list by a wake_one; not yet seen by the thread.
+ *	WOKEN_ALL  taken off the list by a wake_all; not yet seen by the thread.
+ *
+ * Transitions and who makes them:
+ *
+ *	IDLE/WOKEN_*      -> QUEUED      prepare, head lock held (enqueue)
+ *	QUEUED            -> SLEEPING    sleep, CAS, no lock (announce)
+ *	SLEEPING          -> QUEUED      sleep, CAS, no lock (retract after a
+ *	                                 timeout or a signal), or prepare,
+ *	                                 lock held (keep place)
+ *	QUEUED/SLEEPING   -> WOKEN_*     waker, exchange, head lock held,
+ *	                                 in the same critical section as the
+ *	                                 dequeue
+ *	QUEUED/SLEEPING   -> IDLE        finish, head lock held (dequeue)
+ *	WOKEN_*           -> IDLE        the waiter's own thread (consume),
+ *	                                 no lock: nobody else writes it then
+ *
+ * INVARIANTS (a reviewer can check each against the code)
+ *
+ *  I1. Under the head lock, a waiter is on a list of the head iff its state
+ *      is QUEUED or SLEEPING.  Every change of list membership and the
+ *      matching state change happen in one critical section.
+ *  I2. Only the waiter's own thread moves a waiter out of IDLE, WOKEN_ONE or
+ *      WOKEN_ALL, and only wakers (under the lock) move it into WOKEN_*.
+ *      Waiter and waker both write state with atomic read-modify-writes
+ *      wherever the other may write concurrently (the CASes in sleep, the
+ *      exchange in the wake), so neither overwrites the other.
+ *  I3. A waker's exchange to WOKEN_* is its last access to the waiter's
+ *      memory.  The dequeue (writes to the neighbours and the anchor) comes
+ *      before it, in the same critical section.  After it the waker only
+ *      passes the word's address to FUTEX_WAKE, which is harmless once the
+ *      waiter has returned: private futexes are keyed by address, the
+ *      kernel never touches the page, and a wake of an unrelated futex at
+ *      a reused address is a spurious wakeup, which every futex user
+ *      tolerates.  So a waiter that sees WOKEN_* (acquire) owns its frame.
+ *  I4. A waiter that is QUEUED or SLEEPING may not leave: its memory is on a
+ *      list.  swait_finish() takes it off under the lock.  Cancellation
+ *      runs swait_finish() from a cleanup handler.
+ *  I5. Every lock hold is O(1): one enqueue, one dequeue, one splice, or one
+ *      step of a wake_all walk.  FUTEX_WAKE is always issued after unlock.
+ *  I6. A wake_one selection is never lost: a waiter that leaves in WOKEN_ONE
+ *      without a sleep having consumed it passes the wake on (finish).  A
+ *      prepare of a WOKEN waiter consumes the wake, because the caller
+ *      re-evaluates its condition right after the prepare.
+ *
+ * ORDERING
+ *
+ *  O1. No lost wakeup: the condition and the queue form a Dekker pair.
+ *
+ *	waiter (prepare + check)	waker (set + wake)
+ *	enqueue (list store)		store cond
+ *	FENCE (seq_cst)			FENCE (seq_cst)
+ *	load cond			load head->list.next
+ *
+ *      With both fences, at least one side sees the other's store: the
+ *      waiter sees cond true, or the waker sees a non-empty list, takes the
+ *      lock and (I1) finds the waiter.  The fence at the end of prepare and
+ *      the one at the start of wake_one/wake_all are that pair; without
+ *      either, the store can sit in a store buffer while the load runs.
+ *      (ThreadSanitizer does not model fences; see the test builds.)
+ *
+ *  O2. No sleep through a wake: the announce CAS (QUEUED -> SLEEPING) and
+ *      the waker's exchange are read-modify-writes on one word, so they are
+ *      totally ordered.  Exchange first: the CAS fails, the waiter does not
+ *      sleep, the waker saw QUEUED and makes no system call.  CAS first: the
+ *      waker sees SLEEPING and issues FUTEX_WAKE; the waiter's FUTEX_WAIT
+ *      compares the word to SLEEPING inside the kernel, so it either returns
+ *      EAGAIN or is asleep before the FUTEX_WAKE looks for it.
+ *
+ *  O3. Publication: the waker's exchange is a release and the waiter's
+ *      reads of WOKEN_* are acquires, so everything the waker wrote before
+ *      its wake (the condition included) is visible to the woken waiter.
+ *
+ *  O4. The lock word's own release/acquire (lib/lock.h) orders the list
+ *      between critical sections.  Lockless readers of the list read only
+ *      head->list.next, and every store to a ->next is atomic.
+ *
+ * COST
+ *
+ *  - wake on an empty head: one fence, one load.
+ *  - a waiter that was woken before it announced: no system call anywhere.
+ *  - a blocking handoff: the waker's one FUTEX_WAKE, the waiter's one
+ *    FUTEX_WAIT (plus FUTEX_WAKE/WAIT on the lock word under contention).
+ */
+#include <limits.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "check.h"
+#include "futex.h"
+#include "internal.h"
+#include "lock.h"
+
+enum {
+	SWAIT_IDLE = 0,
+	SWAIT_QUEUED = 1,
+	SWAIT_SLEEPING = 2,
+	SWAIT_WOKEN_ONE = 3,
+	SWAIT_WOKEN_ALL = 4,
+};
+
+/* w->magic while queued (debug builds): "swai". */
+#define SWAIT_MAGIC 0x73776169u
+
+/* head->walkers: count of walks, and a flag for threads in quiesce. */
+#define SWAIT_WALKERS_MASK 0x7fffffffu
+#define SWAIT_QUIESCE_WAITING 0x80000000u
+
+#define waiter_of(l) \
+	((struct swait_waiter *)((char *)(l) - offsetof(struct swait_waiter, link)))
+
+static inline uint32_t load_relaxed(const uint32_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+static inline uint32_t load_acquire(const uint32_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static inline void store_relaxed(uint32_t *p, uint32_t v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELAXED);
+}
+
+/* ------------------------------------------------------------------ lists */
+
+/*
+ * ->next stores are atomic because swait_active() reads head->list.next
+ * without the lock (O4); everything else here runs under the head lock.
+ */
+static inline void set_next(struct swait_list *l, struct swait_list *next)
+{
+	__atomic_store_n(&l->next, next, __ATOMIC_RELAXED);
+}
+
+static inline bool list_empty(const struct swait_list *anchor)
+{
+	const struct swait_list *n =
+		__atomic_load_n(&anchor->next, __ATOMIC_RELAXED);
+
+	return n == NULL || n == anchor;
+}
+
+static inline void list_add_tail(struct swait_list *anchor,
+				 struct swait_list *l)
+{
+	struct swait_list *prev;
+
+	if (anchor->next == NULL) {	/* zero-initialised head */
+		set_next(anchor, anchor);
+		anchor->prev = anchor;
+	}
+	prev = anchor->prev;
+	l->prev = prev;
+	set_next(l, anchor);
+	anchor->prev = l;
+	set_next(prev, l);
+}
+
+static inline void list_del(struct swait_waiter *w)
+{
+	struct swait_list *l = &w->link;
+	struct swait_list *next = l->next, *prev = l->prev;
+
+	swait_check(next && prev && next->prev == l && prev->next == l,
+		    "list corrupted: a queued waiter's links were overwritten "
+		    "(waiter memory reused or freed while queued?) "
+		    "[waiter, next, prev]", w, next, prev);
+	next->prev = prev;
+	set_next(prev, next);
+	l->next = NULL;
+	l->prev = NULL;
+}
+
+/* Move all of from's entries to the empty anchor to; O(1). */
+static inline void list_splice_init(struct swait_list *from,
+				    struct swait_list *to)
+{
+	struct swait_list *first = from->next, *last = from->prev;
+
+	to->prev = last;
+	set_next(to, first);
+	first->prev = to;
+	set_next(last, to);
+	from->prev = from;
+	set_next(from, from);
+}
+
+/* ---------------------------------------------------------------- helpers */
+
+void swait_head_lock(struct swait_head *h)
+{
+	swait_lock(&h->lock);
+}
+
+void swait_head_unlock(struct swait_head *h)
+{
+	swait_unlock(&h->lock);
+}
+
+void swait_wake_word(uint32_t *word)
+{
+	swait_futex_wake(word, 1);
+}
+
+/*
+ * Take w off its list and flip it to woken (lock held).  Returns the word to
+ * FUTEX_WAKE after unlock if its thread announced a sleep, else NULL.
+ */
+static uint32_t *dequeue_and_flip(struct swait_head *h, struct swait_waiter *w,
+				  uint32_t how)
+{
+	swait_check(w->magic == SWAIT_MAGIC && w->head == h,
+		    "a queued waiter was overwritten (waiter memory reused or "
+		    "freed while queued?) [waiter, its head, this head]",
+		    w, w->head, h);
+	list_del(w);
+	w->magic = 0;
+	/*
+	 * I3: the last access to *w.  Release: publishes the dequeue and all
+	 * the waker wrote before the wake (O3); pairs with the acquire loads
+	 * and CASes of w->state in swait_sleep() and swait_finish().
+	 */
+	if (__atomic_exchange_n(&w->state, how, __ATOMIC_RELEASE) ==
+	    SWAIT_SLEEPING)
+		return &w->state;
+	return NULL;
+}
+
+/* ------------------------------------------------------------ init/destroy */
+
+SWAIT_EXPORT void swait_head_init(struct swait_head *h)
+{
+	memset(h, 0, sizeof(*h));
+}
+
+SWAIT_EXPORT int swait_head_destroy(struct swait_head *h)
+{
+	bool busy;
+
+	/*
+	 * Taking the lock also waits out a wake that is still releasing it:
+	 * after our unlock, no earlier caller touches *h except by FUTEX_WAKE.
+	 */
+	swait_lock(&h->lock);
+	busy = !list_empty(&h->list) ||
+	       (load_relaxed(&h->walkers) & SWAIT_WALKERS_MASK) != 0;
+	swait_unlock(&h->lock);
+	return busy ? EBUSY : 0;
+}
+
+SWAIT_EXPORT void swait_waiter_init(struct swait_waiter *w)
+{
+	memset(w, 0, sizeof(*w));
+}
+
+/* ---------------------------------------------------------------- waiting */
+
+SWAIT_EXPORT void swait_prepare(struct swait_head *h, struct swait_waiter *w)
+{
+	uint32_t s;
+
+	swait_lock(&h->lock);
+	s = load_relaxed(&w->state);
+	if (s == SWAIT_QUEUED || s == SWAIT_SLEEPING) {
+		swait_check(w->head == h,
+			    "swait_prepare: waiter is still queued on another "
+			    "head [waiter, its head, this head]", w, w->head, h);
+		swait_check(w->magic == SWAIT_MAGIC,
+			    "swait_prepare: waiter says it is queued but its "
+			    "memory was overwritten [waiter, head]", w, h, NULL);
+		/*
+		 * Keep its place.  Withdraw a SLEEPING announcement left by a
+		 * sleep that did not end in a wake, so that a waker does not
+		 * pay a FUTEX_WAKE for a thread that is running.  The lock
+		 * excludes the waker's exchange (I2).
+		 */
+		store_relaxed(&w->state, SWAIT_QUEUED);
+	} else {
+		/* IDLE, or WOKEN_*: re-queueing consumes the wake (I6). */
+		list_add_tail(&h->list, &w->link);
+		w->head = h;
+		w->magic = SWAIT_MAGIC;
+		store_relaxed(&w->state, SWAIT_QUEUED);
+	}
+	swait_unlock(&h->lock);
+	/*
+	 * O1: order the enqueue before the caller's read of its condition.
+	 * Pairs with the fence at the start of swait_wake_one() and
+	 * swait_wake_all().  The unlock's release does not do it: a release
+	 * orders earlier accesses before the store, not the store before
+	 * later loads.
+	 */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+/*
+ * The body of swait_sleep(), between the cancellation cleanup push and pop.
+ * Returns 0 with the waiter consumed (IDLE), or ETIMEDOUT/EINTR with it
+ * still QUEUED.
+ */
+static int sleep_announced(struct swait_waiter *w, unsigned flags,
+			   clockid_t clock, const struct timespec *deadline)
+{
+	uint32_t s = SWAIT_QUEUED;
+	int err, oldtype;
+
+	pthread_testcancel();
+	/*
+	 * O2: announce.  Acquire on failure: a WOKEN_* we read publishes the
+	 * waker's writes (O3).
+	 */
+	if (!__atomic_compare_exchange_n(&w->state, &s, SWAIT_SLEEPING, false,
+					 __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE)) {
+		swait_check(s != SWAIT_IDLE,
+			    "swait_sleep: waiter was not prepared [waiter]",
+			    w, NULL, NULL);
+		if (s != SWAIT_SLEEPING)
+			goto woken;	/* a wake came first: no syscall */
+	}
+	for (;;) {
+		/*
+		 * A cancellation point, as pthread_cond_wait is: deferred
+		 * cancellation is acted on only inside this window, where
+		 * the state is SLEEPING or WOKEN_* and not yet consumed, so
+		 * the cleanup handler (swait_finish) can dequeue the waiter
+		 * or pass its wake on (I4, I6).
+		 */
+		pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &oldtype);
+		err = swait_futex_wait(&w->state, SWAIT_SLEEPING, clock,
+				       deadline);
+		pthread_setcanceltype(oldtype, NULL);
+
+		s = load_acquire(&w->state);	/* O3 */
+		if (s != SWAIT_SLEEPING)
+			goto woken;	/* only a waker leaves SLEEPING (I2) */
+		if (err == ETIMEDOUT ||
+		    (err == EINTR && (flags & SWAIT_INTERRUPTIBLE))) {
+			/*
+			 * Retract the announcement so that a waker selecting
+			 * us later makes no FUTEX_WAKE.  If the CAS fails, a
+			 * wake won the race: report it, not the timeout.
+			 */
+			if (__atomic_compare_exchange_n(&w->state, &s,
+					SWAIT_QUEUED, false, __ATOMIC_ACQUIRE,
+					__ATOMIC_ACQUIRE))
+				return err;
+			goto woken;
+		}
+		/*
+		 * 0 with the word still SLEEPING is a stale FUTEX_WAKE aimed
+		 * at memory we now occupy (I3), EINTR without the flag is a
+		 * signal we ignore: sleep again, same absolute deadline.
+		 */
+	}
+woken:
+	store_relaxed(&w->state, SWAIT_IDLE);	/* consumed (I2, I6) */
+	return 0;
+}
+
+struct sleep_ctx {
+	struct swait_head *head;
+	struct swait_waiter *waiter;
+};
+
+static void sleep_cancelled(void *arg)
+{
+	struct sleep_ctx *ctx = arg;
+
+	swait_finish(ctx->head, ctx->waiter);
+}
+
+SWAIT_EXPORT int swait_sleep(struct swait_head *h, struct swait_waiter *w,
+			     unsigned flags, clockid_t clock,
+			     const struct timespec *deadline)
+{
+	struct sleep_ctx ctx = { h, w };
+	struct timespec past = { 0, 0 };
+	int err;
+
+	if (flags & ~SWAIT_INTERRUPTIBLE)
+		return EINVAL;
+	if (!swait_deadline_valid(clock, deadline))
+		return EINVAL;
+	swait_check(w->head == h || load_relaxed(&w->state) == SWAIT_IDLE,
+		    "swait_sleep: waiter was prepared on another head "
+		    "[waiter, its head, this head]", w, w->head, h);
+	/* The kernel refuses a negative tv_sec; it is a deadline long past. */
+	if (deadline && deadline->tv_sec < 0)
+		deadline = &past;
+
+	pthread_cleanup_push(sleep_cancelled, &ctx);
+	err = sleep_announced(w, flags, clock, deadline);
+	pthread_cleanup_pop(0);
+	return err;
+}
+
+SWAIT_EXPORT void swait_finish(struct swait_head *h, struct swait_waiter *w)
+{
+	/* Acquire: a WOKEN_* read here means the waker is done with *w (I3). */
+	uint32_t s = load_acquire(&w->state);
+
+	if (s == SWAIT_QUEUED || s == SWAIT_SLEEPING) {
+		swait_check(w->head == h,
+			    "swait_finish: waiter is queued on another head "
+			    "[waiter, its head, this head]", w, w->head, h);
+		swait_lock(&h->lock);
+		s = load_relaxed(&w->state);	/* stable under the lock (I1) */
+		if (s == SWAIT_QUEUED || s == SWAIT_SLEEPING) {
+			list_del(w);
+			w->magic = 0;
+			store_relaxed(&w->state, SWAIT_IDLE);
+			swait_unlock(&h->lock);
+			return;
+		}
+		/* A waker dequeued us between the load and the lock. */
+		swait_unlock(&h->lock);
+	}
+	if (s == SWAIT_IDLE)
+		return;
+	store_relaxed(&w->state, SWAIT_IDLE);
+	/* I6: selected by a wake_one that no sleep consumed: pass it on. */
+	if (s == SWAIT_WOKEN_ONE)
+		swait_wake_one(h);
+}
+
+/* ------------------------------------------------------------------ waking */
+
+uint32_t *swait_wake_one_locked(struct swait_head *h)
+{
+	if (list_empty(&h->list))
+		return NULL;
+	return dequeue_and_flip(h, waiter_of(h->list.next), SWAIT_WOKEN_ONE);
+}
+
+SWAIT_EXPORT void swait_wake_one(struct swait_head *h)
+{
+	uint32_t *word;
+
+	/* O1: order the caller's store of its condition before the peek. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (list_empty(&h->list))
+		return;
+	swait_lock(&h->lock);
+	word = swait_wake_one_locked(h);
+	swait_unlock(&h->lock);
+	if (word)
+		swait_futex_wake(word, 1);	/* after unlock (I5) */
+}
+
+/* Lock held: one walk ends.  Returns whether quiescers must be woken. */
+static bool walk_done(struct swait_head *h)
+{
+	uint32_t v = load_relaxed(&h->walkers) - 1;
+
+	if ((v & SWAIT_WALKERS_MASK) != 0) {
+		store_relaxed(&h->walkers, v);
+		return false;
+	}
+	store_relaxed(&h->walkers, 0);
+	return (v & SWAIT_QUIESCE_WAITING) != 0;
+}
+
+void swait_wake_all_locked(struct swait_head *h)
+{
+	struct swait_list batch;
+	uint32_t *word;
+	bool last, quiesced;
+
+	if (list_empty(&h->list)) {
+		swait_unlock(&h->lock);
+		return;
+	}
+	/*
+	 * Detach the queued set in O(1): later arrivals queue on the head and
+	 * are not ours.  Waiters in the batch still belong to h: one that times
+	 * out unlinks itself from the batch under h's lock (list_del needs no
+	 * anchor), and destroy reports EBUSY while walkers is non-zero.
+	 */
+	list_splice_init(&h->list, &batch);
+	store_relaxed(&h->walkers, load_relaxed(&h->walkers) + 1);
+	for (;;) {
+		word = dequeue_and_flip(h, waiter_of(batch.next),
+					SWAIT_WOKEN_ALL);
+		last = batch.next == &batch;
+		quiesced = last && walk_done(h);
+		/*
+		 * I5: drop the lock between two wakes, so a higher-priority
+		 * thread that wants it waits behind one step, not the walk.
+		 * After the last step nothing here touches *h again.
+		 */
+		swait_unlock(&h->lock);
+		if (word)
+			swait_futex_wake(word, 1);
+		if (last)
+			break;
+		swait_lock(&h->lock);
+		if (batch.next == &batch) {	/* the rest left on their own */
+			quiesced = walk_done(h);
+			swait_unlock(&h->lock);
+			break;
+		}
+	}
+	if (quiesced)
+		swait_futex_wake(&h->walkers, INT_MAX);
+}
+
+SWAIT_EXPORT void swait_wake_all(struct swait_head *h)
+{
+	/* O1, as in swait_wake_one(). */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (list_empty(&h->list))
+		return;
+	swait_lock(&h->lock);
+	swait_wake_all_locked(h);
+}
+
+void swait_quiesce_locked(struct swait_head *h)
+{
+	uint32_t v;
+
+	while (((v = load_relaxed(&h->walkers)) & SWAIT_WALKERS_MASK) != 0) {
+		v |= SWAIT_QUIESCE_WAITING;
+		store_relaxed(&h->walkers, v);
+		swait_unlock(&h->lock);
+		/* walk_done() clears the word, then wakes us after unlock. */
+		(void)swait_futex_wait(&h->walkers, v, CLOCK_MONOTONIC, NULL);
+		swait_lock(&h->lock);
+	}
+}
+
+SWAIT_EXPORT bool swait_active(const struct swait_head *h)
+{
+	return !list_empty(&h->list);
+}
+
+SWAIT_EXPORT bool swait_has_sleeper(struct swait_head *h)
+{
+	/* O1: the caller's store before the peek, as in the wakes. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return !list_empty(&h->list);
+}
+
+/* --------------------------------------------------------------- deadlines */
+
+SWAIT_EXPORT int swait_deadline_after(struct timespec *deadline,
+				      clockid_t clock, int64_t nsec)
+{
+	struct timespec now;
+
+	if ((clock != CLOCK_MONOTONIC && clock != CLOCK_REALTIME) || nsec < 0)
+		return EINVAL;
+	clock_gettime(clock, &now);
+	deadline->tv_sec = now.tv_sec + (time_t)(nsec / 1000000000);
+	deadline->tv_nsec = now.tv_nsec + (long)(nsec % 1000000000);
+	if (deadline->tv_nsec >= 1000000000L) {
+		deadline->tv_sec++;
+		deadline->tv_nsec -= 1000000000L;
+	}
+	return 0;
+}
