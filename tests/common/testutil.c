@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: MIT
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+static pthread_mutex_t wd_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wd_cond;
+static int wd_started;
+static long long wd_deadline;	/* 0: disarmed */
+static const char *wd_what;
+static void (*wd_describe)(FILE *);
+
+long long tu_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+double tu_slowdown(void)
+{
+	const char *s = getenv("SWAIT_TEST_SLOWDOWN");
+	double v = s ? atof(s) : 1.0;
+
+	return v > 0 ? v : 1.0;
+}
+
+long tu_scale(long base)
+{
+	const char *s = getenv("SWAIT_STRESS_SCALE");
+	double v = s ? atof(s) : 1.0;
+	long n;
+
+	if (v <= 0)
+		v = 1.0;
+	n = (long)((double)base * v);
+	return n > 0 ? n : 1;
+}
+
+static void *watchdog(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&wd_lock);
+	for (;;) {
+		if (wd_deadline == 0) {
+			pthread_cond_wait(&wd_cond, &wd_lock);
+			continue;
+		}
+		long long d = wd_deadline;
+		struct timespec ts = { d / 1000000000LL, d % 1000000000LL };
+
+		if (pthread_cond_timedwait(&wd_cond, &wd_lock, &ts) != 0 &&
+		    wd_deadline != 0 && tu_now_ns() >= wd_deadline)
+			break;
+	}
+	fprintf(stderr, "WATCHDOG: %s did not finish in time "
+		"(lost wakeup or deadlock?)\n", wd_what ? wd_what : "test");
+	if (wd_describe)
+		wd_describe(stderr);
+	fflush(stderr);
+	_exit(1);
+	return NULL;
+}
+
+void tu_watchdog_arm(double seconds, const char *what,
+		     void (*describe)(FILE *out))
+{
+	pthread_mutex_lock(&wd_lock);
+	if (!wd_started) {
+		pthread_condattr_t ca;
+		pthread_t t;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&wd_cond, &ca);
+		pthread_condattr_destroy(&ca);
+		if (pthread_create(&t, NULL, watchdog, NULL) != 0) {
+			fprintf(stderr, "watchdog: pthread_create failed\n");
+			_exit(1);
+		}
+		pthread_detach(t);
+		wd_started = 1;
+	}
+	wd_deadline = tu_now_ns() +
+		      (long long)(seconds * tu_slowdown() * 1e9);
+	wd_what = what;
+	wd_describe = describe;
+	pthread_cond_signal(&wd_cond);
+	pthread_mutex_unlock(&wd_lock);
+}
+
+void tu_watchdog_disarm(void)
+{
+	pthread_mutex_lock(&wd_lock);
+	wd_deadline = 0;
+	if (wd_started)
+		pthread_cond_signal(&wd_cond);
+	pthread_mutex_unlock(&wd_lock);
+}
+
+int tu_pin_self(int cpu)
+{
+	cpu_set_t set;
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (n < 1)
+		n = 1;
+	CPU_ZERO(&set);
+	CPU_SET(cpu % n, &set);
+	return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0
+		? 0 : -1;
+}
