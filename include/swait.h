@@ -351,7 +351,7 @@ int swait_deadline_after(struct timespec *deadline, clockid_t clock,
 					break;				\
 			}						\
 			swait_finish(swait_h_, &swait_w_);		\
-			if (swait_r_ != 0 && (cond))			\
+			if (swait_r_ != 0 && swait_final_recheck(cond))	\
 				swait_r_ = 0;				\
 		}							\
 		swait_r_;						\
@@ -421,6 +421,17 @@ static inline bool swait_deadline_valid(clockid_t clock,
 	return !deadline ||
 	       (deadline->tv_nsec >= 0 && deadline->tv_nsec < 1000000000L);
 }
+
+/*
+ * The last evaluation of cond after a timeout or a signal.  A seam for the
+ * test suite's seeded-bug build (SWAIT_MUTANT_NO_FINAL_RECHECK), which must
+ * show that dropping the re-check is caught; never define it otherwise.
+ */
+#ifndef SWAIT_MUTANT_NO_FINAL_RECHECK
+#define swait_final_recheck(cond) (cond)
+#else
+#define swait_final_recheck(cond) 0
+#endif
 
 #ifdef __cplusplus
 }

@@ -22,6 +22,7 @@
  */
 #include <limits.h>
 
+#include "annotate.h"
 #include "internal.h"
 
 static inline unsigned int peek_done(const struct swait_completion *c)
@@ -32,6 +33,7 @@ static inline unsigned int peek_done(const struct swait_completion *c)
 /* Store under the lock, atomic because of the lockless peeks. */
 static inline void set_done(struct swait_completion *c, unsigned int v)
 {
+	swait_ann_sync_word(&c->done, sizeof(c->done));
 	__atomic_store_n(&c->done, v, __ATOMIC_RELAXED);
 }
 

@@ -40,4 +40,15 @@ void swait_wake_all_locked(struct swait_head *head);
  */
 void swait_quiesce_locked(struct swait_head *head);
 
+#ifndef SWAIT_TEST_HOOKS
+#define SWAIT_TEST_HOOKS 0
+#endif
+#if SWAIT_TEST_HOOKS
+/*
+ * Test builds only (static library): the most waiters one swait_wake_all()
+ * woke in a single hold of the head lock.  I5 says 1.
+ */
+extern unsigned swait_hook_max_hold_steps;
+#endif
+
 #endif /* SWAIT_INTERNAL_H */

@@ -105,10 +105,18 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "annotate.h"
 #include "check.h"
 #include "futex.h"
 #include "internal.h"
 #include "lock.h"
+#include "race.h"
+
+/*
+ * Seeded bugs (Meson option mutant, tests/mutants/): each SWAIT_MUTANT_*
+ * breaks one rule above on purpose, so that the test suites can show they
+ * catch it.  Never defined in a real build.
+ */
 
 enum {
 	SWAIT_IDLE = 0,
@@ -209,13 +217,25 @@ static inline void list_splice_init(struct swait_list *from,
 
 /* ---------------------------------------------------------------- helpers */
 
+#if SWAIT_TEST_HOOKS
+unsigned swait_hook_max_hold_steps;
+#endif
+
 void swait_head_lock(struct swait_head *h)
 {
+	/*
+	 * The lock word, walkers and list.next (the first 16 bytes) are
+	 * synchronisation words, accessed outside the lock by design.
+	 */
+	swait_ann_sync_word(h, offsetof(struct swait_head, list.prev));
 	swait_lock(&h->lock);
+	swait_ann_lock_acquired(h);
+	SWAIT_RACE();	/* a holder preempted inside its critical section */
 }
 
 void swait_head_unlock(struct swait_head *h)
 {
+	swait_ann_lock_released(h);
 	swait_unlock(&h->lock);
 }
 
@@ -231,21 +251,35 @@ void swait_wake_word(uint32_t *word)
 static uint32_t *dequeue_and_flip(struct swait_head *h, struct swait_waiter *w,
 				  uint32_t how)
 {
+	uint32_t old;
+
 	swait_check(w->magic == SWAIT_MAGIC && w->head == h,
 		    "a queued waiter was overwritten (waiter memory reused or "
 		    "freed while queued?) [waiter, its head, this head]",
 		    w, w->head, h);
+#ifndef SWAIT_MUTANT_STORE_BEFORE_DEQUEUE
 	list_del(w);
 	w->magic = 0;
+	SWAIT_RACE();
+#endif
 	/*
 	 * I3: the last access to *w.  Release: publishes the dequeue and all
 	 * the waker wrote before the wake (O3); pairs with the acquire loads
 	 * and CASes of w->state in swait_sleep() and swait_finish().
 	 */
-	if (__atomic_exchange_n(&w->state, how, __ATOMIC_RELEASE) ==
-	    SWAIT_SLEEPING)
-		return &w->state;
-	return NULL;
+	swait_ann_happens_before(&w->state);
+	old = __atomic_exchange_n(&w->state, how, __ATOMIC_RELEASE);
+#ifdef SWAIT_MUTANT_STORE_BEFORE_DEQUEUE
+	SWAIT_RACE();
+	list_del(w);
+	w->magic = 0;
+#endif
+#ifdef SWAIT_MUTANT_READ_AFTER_STORE
+	SWAIT_RACE();
+	if (__atomic_load_n(&w->magic, __ATOMIC_RELAXED) == SWAIT_MAGIC)
+		swait_fatal("mutant: magic still set", w, NULL, NULL);
+#endif
+	return old == SWAIT_SLEEPING ? &w->state : NULL;
 }
 
 /* ------------------------------------------------------------ init/destroy */
@@ -263,10 +297,10 @@ SWAIT_EXPORT int swait_head_destroy(struct swait_head *h)
 	 * Taking the lock also waits out a wake that is still releasing it:
 	 * after our unlock, no earlier caller touches *h except by FUTEX_WAKE.
 	 */
-	swait_lock(&h->lock);
+	swait_head_lock(h);
 	busy = !list_empty(&h->list) ||
 	       (load_relaxed(&h->walkers) & SWAIT_WALKERS_MASK) != 0;
-	swait_unlock(&h->lock);
+	swait_head_unlock(h);
 	return busy ? EBUSY : 0;
 }
 
@@ -281,7 +315,7 @@ SWAIT_EXPORT void swait_prepare(struct swait_head *h, struct swait_waiter *w)
 {
 	uint32_t s;
 
-	swait_lock(&h->lock);
+	swait_head_lock(h);
 	s = load_relaxed(&w->state);
 	if (s == SWAIT_QUEUED || s == SWAIT_SLEEPING) {
 		swait_check(w->head == h,
@@ -299,12 +333,14 @@ SWAIT_EXPORT void swait_prepare(struct swait_head *h, struct swait_waiter *w)
 		store_relaxed(&w->state, SWAIT_QUEUED);
 	} else {
 		/* IDLE, or WOKEN_*: re-queueing consumes the wake (I6). */
+		swait_ann_sync_word(&w->state, sizeof(w->state));
 		list_add_tail(&h->list, &w->link);
 		w->head = h;
 		w->magic = SWAIT_MAGIC;
 		store_relaxed(&w->state, SWAIT_QUEUED);
 	}
-	swait_unlock(&h->lock);
+	swait_head_unlock(h);
+	SWAIT_RACE();	/* between the enqueue and the barrier */
 	/*
 	 * O1: order the enqueue before the caller's read of its condition.
 	 * Pairs with the fence at the start of swait_wake_one() and
@@ -312,7 +348,9 @@ SWAIT_EXPORT void swait_prepare(struct swait_head *h, struct swait_waiter *w)
 	 * orders earlier accesses before the store, not the store before
 	 * later loads.
 	 */
+#ifndef SWAIT_MUTANT_NO_BARRIER
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
 }
 
 /*
@@ -347,9 +385,23 @@ static int sleep_announced(struct swait_waiter *w, unsigned flags,
 		 * the cleanup handler (swait_finish) can dequeue the waiter
 		 * or pass its wake on (I4, I6).
 		 */
+		SWAIT_RACE();	/* between the announce and the wait */
 		pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &oldtype);
+#ifndef SWAIT_MUTANT_WAIT_NO_COMPARE
 		err = swait_futex_wait(&w->state, SWAIT_SLEEPING, clock,
 				       deadline);
+#else
+		/* Compares against a stale copy: a wake in between is lost. */
+		{
+			uint32_t seen = load_relaxed(&w->state);
+
+			SWAIT_RACE();
+			err = swait_futex_wait(&w->state, seen, clock,
+					       deadline);
+			if (err == EAGAIN)
+				err = 0;
+		}
+#endif
 		pthread_setcanceltype(oldtype, NULL);
 
 		s = load_acquire(&w->state);	/* O3 */
@@ -375,7 +427,9 @@ static int sleep_announced(struct swait_waiter *w, unsigned flags,
 		 */
 	}
 woken:
+	swait_ann_happens_after(&w->state);	/* O3 */
 	store_relaxed(&w->state, SWAIT_IDLE);	/* consumed (I2, I6) */
+	swait_ann_plain_word(&w->state, sizeof(w->state));
 	return 0;
 }
 
@@ -425,24 +479,32 @@ SWAIT_EXPORT void swait_finish(struct swait_head *h, struct swait_waiter *w)
 		swait_check(w->head == h,
 			    "swait_finish: waiter is queued on another head "
 			    "[waiter, its head, this head]", w, w->head, h);
-		swait_lock(&h->lock);
+#ifdef SWAIT_MUTANT_FINISH_KEEPS_QUEUED
+		return;		/* leaves its frame on the list */
+#endif
+		swait_head_lock(h);
 		s = load_relaxed(&w->state);	/* stable under the lock (I1) */
 		if (s == SWAIT_QUEUED || s == SWAIT_SLEEPING) {
 			list_del(w);
 			w->magic = 0;
 			store_relaxed(&w->state, SWAIT_IDLE);
-			swait_unlock(&h->lock);
+			swait_ann_plain_word(&w->state, sizeof(w->state));
+			swait_head_unlock(h);
+			SWAIT_RACE();	/* before the caller's re-check */
 			return;
 		}
 		/* A waker dequeued us between the load and the lock. */
-		swait_unlock(&h->lock);
+		swait_head_unlock(h);
 	}
 	if (s == SWAIT_IDLE)
 		return;
+	swait_ann_happens_after(&w->state);	/* O3 */
 	store_relaxed(&w->state, SWAIT_IDLE);
+	swait_ann_plain_word(&w->state, sizeof(w->state));
 	/* I6: selected by a wake_one that no sleep consumed: pass it on. */
 	if (s == SWAIT_WOKEN_ONE)
 		swait_wake_one(h);
+	SWAIT_RACE();	/* before the caller's re-check */
 }
 
 /* ------------------------------------------------------------------ waking */
@@ -462,11 +524,13 @@ SWAIT_EXPORT void swait_wake_one(struct swait_head *h)
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (list_empty(&h->list))
 		return;
-	swait_lock(&h->lock);
+	swait_head_lock(h);
 	word = swait_wake_one_locked(h);
-	swait_unlock(&h->lock);
-	if (word)
+	swait_head_unlock(h);
+	if (word) {
+		SWAIT_RACE();	/* between the word store and FUTEX_WAKE */
 		swait_futex_wake(word, 1);	/* after unlock (I5) */
+	}
 }
 
 /* Lock held: one walk ends.  Returns whether quiescers must be woken. */
@@ -487,9 +551,10 @@ void swait_wake_all_locked(struct swait_head *h)
 	struct swait_list batch;
 	uint32_t *word;
 	bool last, quiesced;
+	unsigned steps = 0;
 
 	if (list_empty(&h->list)) {
-		swait_unlock(&h->lock);
+		swait_head_unlock(h);
 		return;
 	}
 	/*
@@ -505,20 +570,37 @@ void swait_wake_all_locked(struct swait_head *h)
 					SWAIT_WOKEN_ALL);
 		last = batch.next == &batch;
 		quiesced = last && walk_done(h);
+		steps++;
+#if SWAIT_TEST_HOOKS
+		if (steps > __atomic_load_n(&swait_hook_max_hold_steps,
+					    __ATOMIC_RELAXED))
+			__atomic_store_n(&swait_hook_max_hold_steps, steps,
+					 __ATOMIC_RELAXED);
+#endif
+#ifdef SWAIT_MUTANT_WAKE_ALL_HOLDS_LOCK
+		if (!last) {
+			if (word)
+				swait_futex_wake(word, 1);
+			continue;
+		}
+#endif
 		/*
 		 * I5: drop the lock between two wakes, so a higher-priority
 		 * thread that wants it waits behind one step, not the walk.
 		 * After the last step nothing here touches *h again.
 		 */
-		swait_unlock(&h->lock);
-		if (word)
+		swait_head_unlock(h);
+		steps = 0;
+		if (word) {
+			SWAIT_RACE();
 			swait_futex_wake(word, 1);
+		}
 		if (last)
 			break;
-		swait_lock(&h->lock);
+		swait_head_lock(h);
 		if (batch.next == &batch) {	/* the rest left on their own */
 			quiesced = walk_done(h);
-			swait_unlock(&h->lock);
+			swait_head_unlock(h);
 			break;
 		}
 	}
@@ -532,7 +614,7 @@ SWAIT_EXPORT void swait_wake_all(struct swait_head *h)
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (list_empty(&h->list))
 		return;
-	swait_lock(&h->lock);
+	swait_head_lock(h);
 	swait_wake_all_locked(h);
 }
 
@@ -543,10 +625,10 @@ void swait_quiesce_locked(struct swait_head *h)
 	while (((v = load_relaxed(&h->walkers)) & SWAIT_WALKERS_MASK) != 0) {
 		v |= SWAIT_QUIESCE_WAITING;
 		store_relaxed(&h->walkers, v);
-		swait_unlock(&h->lock);
+		swait_head_unlock(h);
 		/* walk_done() clears the word, then wakes us after unlock. */
 		(void)swait_futex_wait(&h->walkers, v, CLOCK_MONOTONIC, NULL);
-		swait_lock(&h->lock);
+		swait_head_lock(h);
 	}
 }
 

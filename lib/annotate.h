@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * annotate.h - teach Helgrind and DRD what the protocol synchronises with.
+ *
+ * Both tools understand pthread objects, not atomics or futexes, so without
+ * help every access to the lock word and to a waiter's futex word looks like
+ * a race, and the handoff from waker to woken waiter is invisible.  With
+ * SWAIT_ANNOTATE (Meson option valgrind, auto) the library issues Valgrind
+ * client requests; natively each is a few register moves and no branch.
+ *
+ * What is said, and why each is true (the numbers are lib/swait.c's):
+ *
+ *  - The head lock is a lock: "acquired" after the winning CAS/exchange,
+ *    "released" before the releasing exchange (O4).
+ *  - The lock word and head->list.next are synchronisation words, read and
+ *    written atomically outside the lock by design (the lock itself, and the
+ *    lockless emptiness peek of O1): exempt from race checking.
+ *  - A queued waiter's state word is a synchronisation word from enqueue
+ *    until its own thread consumes the wake or dequeues it (I2): exempt for
+ *    that span only, then checked again, because the stack memory it sits
+ *    in is reused by ordinary variables afterwards.
+ *  - The waker's exchange to WOKEN_* happens before the woken thread's return
+ *    (O3): a happens-before arc on the word's address.
+ *
+ * ThreadSanitizer needs none of this: it models the __atomic builtins.  It
+ * does not model stand-alone fences, but the protocol's fences only order
+ * the Dekker pair of O1 (a lost-wakeup property, not a data race), and every
+ * data access the library makes is ordered by the lock or by the release/
+ * acquire pair of O3, which TSan sees.
+ */
+#ifndef SWAIT_ANNOTATE_H
+#define SWAIT_ANNOTATE_H
+
+#ifndef SWAIT_ANNOTATE
+#define SWAIT_ANNOTATE 0
+#endif
+
+#if SWAIT_ANNOTATE
+#include <valgrind/helgrind.h>
+#include <valgrind/drd.h>
+
+#define swait_ann_lock_acquired(l)	ANNOTATE_RWLOCK_ACQUIRED(l, 1)
+#define swait_ann_lock_released(l)	ANNOTATE_RWLOCK_RELEASED(l, 1)
+#define swait_ann_happens_before(a)	ANNOTATE_HAPPENS_BEFORE(a)
+#define swait_ann_happens_after(a)	ANNOTATE_HAPPENS_AFTER(a)
+#define swait_ann_sync_word(a, n)					\
+	do {								\
+		VALGRIND_HG_DISABLE_CHECKING((a), (n));			\
+		VALGRIND_DO_CLIENT_REQUEST_STMT(			\
+			VG_USERREQ__DRD_START_SUPPRESSION,		\
+			(a), (n), 0, 0, 0);				\
+	} while (0)
+#define swait_ann_plain_word(a, n)					\
+	do {								\
+		VALGRIND_HG_ENABLE_CHECKING((a), (n));			\
+		VALGRIND_DO_CLIENT_REQUEST_STMT(			\
+			VG_USERREQ__DRD_FINISH_SUPPRESSION,		\
+			(a), (n), 0, 0, 0);				\
+	} while (0)
+#else
+#define swait_ann_lock_acquired(l)	((void)(l))
+#define swait_ann_lock_released(l)	((void)(l))
+#define swait_ann_happens_before(a)	((void)(a))
+#define swait_ann_happens_after(a)	((void)(a))
+#define swait_ann_sync_word(a, n)	((void)(a), (void)(n))
+#define swait_ann_plain_word(a, n)	((void)(a), (void)(n))
+#endif
+
+#endif /* SWAIT_ANNOTATE_H */
