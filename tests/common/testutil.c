@@ -7,6 +7,23 @@
 
 #include "testutil.h"
 
+#if TU_VALGRIND
+#include <valgrind/helgrind.h>
+#include <valgrind/drd.h>
+#endif
+
+void tu_sync_var(const volatile void *addr, unsigned long size)
+{
+#if TU_VALGRIND
+	VALGRIND_HG_DISABLE_CHECKING(addr, size);
+	VALGRIND_DO_CLIENT_REQUEST_STMT(VG_USERREQ__DRD_START_SUPPRESSION,
+					addr, size, 0, 0, 0);
+#else
+	(void)addr;
+	(void)size;
+#endif
+}
+
 static pthread_mutex_t wd_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wd_cond;
 static int wd_started;

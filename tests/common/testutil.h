@@ -32,6 +32,16 @@ double tu_slowdown(void);
 /* CLOCK_MONOTONIC in nanoseconds. */
 long long tu_now_ns(void);
 
+/*
+ * Declare a test variable that threads access only with __atomic builtins
+ * (flags, counters read by swait_event conditions).  Helgrind and DRD do not
+ * model atomics and would report each such access as a race; this exempts
+ * exactly that variable, in the spirit of the library's own annotations.
+ * A no-op outside Valgrind.
+ */
+void tu_sync_var(const volatile void *addr, unsigned long size);
+#define TU_SYNC_VAR(v) tu_sync_var(&(v), sizeof(v))
+
 /* Pin the calling thread to CPU cpu (modulo the CPUs available); 0 or -1. */
 int tu_pin_self(int cpu);
 
