@@ -75,7 +75,12 @@
  *      lock and (I1) finds the waiter.  The fence at the end of prepare and
  *      the one at the start of wake_one/wake_all are that pair; without
  *      either, the store can sit in a store buffer while the load runs.
- *      (ThreadSanitizer does not model fences; see the test builds.)
+ *      ThreadSanitizer does not model stand-alone fences.  It needs no
+ *      substitute here: this pair orders no plain data, only which of two
+ *      atomic stores the other side sees, which is a lost-wakeup property
+ *      that TSan does not check (the stress suite and the spin model do).
+ *      Every plain access is ordered by the head lock or by O3, which TSan
+ *      sees as atomic acquire/release.
  *
  *  O2. No sleep through a wake: the announce CAS (QUEUED -> SLEEPING) and
  *      the waker's exchange are read-modify-writes on one word, so they are
