@@ -131,7 +131,7 @@ struct swait_list {
  */
 struct swait_head {
 	uint32_t lock;		/* head lock word, see lib/lock.h */
-	uint32_t walkers;	/* swait_wake_all() walks in progress */
+	uint32_t aux;		/* wake_all walks in progress, PI flag */
 	struct swait_list list;	/* queued waiters, FIFO */
 };
 
@@ -156,6 +156,7 @@ struct swait_completion {
 };
 
 #define SWAIT_HEAD_INITIALIZER { 0, 0, { 0, 0 } }
+#define SWAIT_HEAD_PI_INITIALIZER { 0, 0x40000000u, { 0, 0 } }
 #define SWAIT_WAITER_INITIALIZER { { 0, 0 }, 0, 0, 0 }
 #define SWAIT_COMPLETION_INITIALIZER { 0, SWAIT_HEAD_INITIALIZER }
 
@@ -166,6 +167,20 @@ struct swait_completion {
 
 /* Make *head an empty head.  Equivalent to SWAIT_HEAD_INITIALIZER. */
 void swait_head_init(struct swait_head *head) SWAIT_NONNULL(1);
+
+/*
+ * Make *head an empty priority-inheritance head.  Equivalent to
+ * SWAIT_HEAD_PI_INITIALIZER.  Its lock is a PI futex: the lock word holds
+ * the owner's thread id, an uncontended lock or unlock is one
+ * compare-and-swap with no system call, and a contended lock sleeps in
+ * FUTEX_LOCK_PI, which lends the sleeper's priority to the owner.  So a
+ * low-priority thread preempted while it holds the head lock (for its O(1)
+ * critical section) is boosted instead of starving a high-priority thread
+ * that wakes or waits on the head.  Use it when threads of different
+ * SCHED_FIFO/SCHED_RR priorities share a head.  The rest of the API is the
+ * same; waiters still sleep on their own words, not on the lock.
+ */
+void swait_head_init_pi(struct swait_head *head) SWAIT_NONNULL(1);
 
 /*
  * Check that *head is unused, so that its memory may be freed or reused.

@@ -49,6 +49,12 @@ void swait_quiesce_locked(struct swait_head *head);
  * woke in a single hold of the head lock.  I5 says 1.
  */
 extern unsigned swait_hook_max_hold_steps;
+
+/*
+ * Test builds only: called inside swait_prepare()'s critical section, after
+ * the enqueue, when set.  The PI test uses it to hold a head lock for long.
+ */
+extern void (*swait_hook_prepare_locked)(struct swait_head *head);
 #endif
 
 #endif /* SWAIT_INTERNAL_H */

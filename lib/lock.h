@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lock.h - the head lock: spin a bounded number of times, then park.
+ * lock.h - the head lock: spin a bounded number of times, then park; or,
+ * on a priority-inheritance head, a PI futex.
  *
  * The lock word takes three values (the "mutex, take 2" of Drepper's
  * "Futexes Are Tricky"):
@@ -104,6 +105,81 @@ static inline void swait_unlock(uint32_t *word)
 	if (swait_unlikely(__atomic_exchange_n(word, SWAIT_UNLOCKED,
 			__ATOMIC_RELEASE) == SWAIT_CONTENDED))
 		swait_futex_wake(word, 1);
+}
+
+/*
+ * The priority-inheritance lock (swait_head_init_pi).  The word holds the
+ * owner's thread id, plus FUTEX_WAITERS while threads sleep in the kernel,
+ * as the kernel's PI futex protocol defines.  A contended locker does not
+ * spin: FUTEX_LOCK_PI queues it by priority and boosts the owner to it,
+ * which is the point (a spinning SCHED_FIFO locker would be the priority
+ * inversion).
+ */
+
+/* This thread's id, cached; lib/swait.c clears the cache in a fork child. */
+extern __thread uint32_t swait_tid_cache;
+
+static inline uint32_t swait_tid(void)
+{
+	if (swait_unlikely(swait_tid_cache == 0))
+		swait_tid_cache = (uint32_t)syscall(SYS_gettid);
+	return swait_tid_cache;
+}
+
+static void swait_pi_lock_slow(uint32_t *word);
+
+static inline void swait_pi_lock(uint32_t *word)
+{
+	uint32_t expected = 0;
+
+	/* Acquire on success, pairs with the release in swait_pi_unlock(). */
+	if (swait_likely(__atomic_compare_exchange_n(word, &expected,
+			swait_tid(), false, __ATOMIC_ACQUIRE,
+			__ATOMIC_RELAXED)))
+		return;
+	swait_pi_lock_slow(word);
+}
+
+__attribute__((noinline))
+static void swait_pi_lock_slow(uint32_t *word)
+{
+	for (;;) {
+		int saved = errno, err = 0;
+
+		/* The kernel's lock is a full barrier: acquire included. */
+		if (syscall(SYS_futex, word, FUTEX_LOCK_PI | FUTEX_PRIVATE_FLAG,
+			    0, NULL, NULL, 0) != 0)
+			err = errno;
+		errno = saved;
+		if (err == 0)
+			return;
+		if (err == EINTR || err == EAGAIN)
+			continue;	/* owner exiting, or a signal: retry */
+		/*
+		 * EDEADLK: this thread already holds the lock (a wake from a
+		 * signal handler that interrupted it; not supported).
+		 * EOWNERDEAD/ESRCH: the owner died inside an O(1) critical
+		 * section, which only memory corruption can cause.
+		 */
+		swait_fatal_errno("FUTEX_LOCK_PI", err, __FILE__, __LINE__);
+	}
+}
+
+static inline void swait_pi_unlock(uint32_t *word)
+{
+	uint32_t expected = swait_tid();
+	int saved;
+
+	/* Release: publishes the critical section to the next owner. */
+	if (swait_likely(__atomic_compare_exchange_n(word, &expected, 0, false,
+			__ATOMIC_RELEASE, __ATOMIC_RELAXED)))
+		return;
+	/* FUTEX_WAITERS is set: the kernel hands the lock over. */
+	saved = errno;
+	if (syscall(SYS_futex, word, FUTEX_UNLOCK_PI | FUTEX_PRIVATE_FLAG,
+		    0, NULL, NULL, 0) != 0)
+		swait_fatal_errno("FUTEX_UNLOCK_PI", errno, __FILE__, __LINE__);
+	errno = saved;
 }
 
 #endif /* SWAIT_LOCK_H */

@@ -5,8 +5,9 @@
  *
  * OBJECTS
  *
- * A head is a lock word (lib/lock.h), a count of wake_all walks in progress
- * and a circular doubly linked list of waiters.  All-zero list links mean an
+ * A head is a lock word (lib/lock.h), an aux word (the count of wake_all
+ * walks in progress and the PI flag) and a circular doubly linked list of
+ * waiters.  All-zero list links mean an
  * empty list that has never been used; the first enqueue links the anchor
  * to itself.  A waiter lives in its thread's stack frame; its 32-bit state is
  * the futex word that thread sleeps on.
@@ -134,9 +135,29 @@ enum {
 /* w->magic while queued (debug builds): "swai". */
 #define SWAIT_MAGIC 0x73776169u
 
-/* head->walkers: count of walks, and a flag for threads in quiesce. */
-#define SWAIT_WALKERS_MASK 0x7fffffffu
+/*
+ * head->aux: the count of wake_all walks in progress (destroy's EBUSY and
+ * the completions' quiesce), whether the head is a PI head (fixed at init;
+ * SWAIT_HEAD_PI_INITIALIZER spells the same bit), and whether a thread
+ * sleeps in swait_quiesce_locked() on this word.  Written under the lock.
+ */
+#define SWAIT_WALKERS_MASK 0x3fffffffu
+#define SWAIT_HEAD_PI 0x40000000u
 #define SWAIT_QUIESCE_WAITING 0x80000000u
+
+__thread uint32_t swait_tid_cache;
+
+/* A fork child has one thread, the forking one, with its parent's id. */
+static void swait_atfork_child(void)
+{
+	swait_tid_cache = 0;
+}
+
+__attribute__((constructor))
+static void swait_init_library(void)
+{
+	pthread_atfork(NULL, NULL, swait_atfork_child);
+}
 
 #define waiter_of(l) \
 	((struct swait_waiter *)((char *)(l) - offsetof(struct swait_waiter, link)))
@@ -224,16 +245,21 @@ static inline void list_splice_init(struct swait_list *from,
 
 #if SWAIT_TEST_HOOKS
 unsigned swait_hook_max_hold_steps;
+void (*swait_hook_prepare_locked)(struct swait_head *head);
 #endif
 
 void swait_head_lock(struct swait_head *h)
 {
 	/*
-	 * The lock word, walkers and list.next (the first 16 bytes) are
+	 * The lock word, aux and list.next (the first 16 bytes) are
 	 * synchronisation words, accessed outside the lock by design.
 	 */
 	swait_ann_sync_word(h, offsetof(struct swait_head, list.prev));
-	swait_lock(&h->lock);
+	/* The PI bit never changes after init; the count bits may. */
+	if (swait_unlikely(load_relaxed(&h->aux) & SWAIT_HEAD_PI))
+		swait_pi_lock(&h->lock);
+	else
+		swait_lock(&h->lock);
 	swait_ann_lock_acquired(h);
 	SWAIT_RACE();	/* a holder preempted inside its critical section */
 }
@@ -241,7 +267,10 @@ void swait_head_lock(struct swait_head *h)
 void swait_head_unlock(struct swait_head *h)
 {
 	swait_ann_lock_released(h);
-	swait_unlock(&h->lock);
+	if (swait_unlikely(load_relaxed(&h->aux) & SWAIT_HEAD_PI))
+		swait_pi_unlock(&h->lock);
+	else
+		swait_unlock(&h->lock);
 }
 
 void swait_wake_word(uint32_t *word)
@@ -293,6 +322,12 @@ SWAIT_EXPORT void swait_head_init(struct swait_head *h)
 	memset(h, 0, sizeof(*h));
 }
 
+SWAIT_EXPORT void swait_head_init_pi(struct swait_head *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->aux = SWAIT_HEAD_PI;
+}
+
 SWAIT_EXPORT int swait_head_destroy(struct swait_head *h)
 {
 	bool busy;
@@ -303,7 +338,7 @@ SWAIT_EXPORT int swait_head_destroy(struct swait_head *h)
 	 */
 	swait_head_lock(h);
 	busy = !list_empty(&h->list) ||
-	       (load_relaxed(&h->walkers) & SWAIT_WALKERS_MASK) != 0;
+	       (load_relaxed(&h->aux) & SWAIT_WALKERS_MASK) != 0;
 	swait_head_unlock(h);
 	return busy ? EBUSY : 0;
 }
@@ -343,6 +378,15 @@ SWAIT_EXPORT void swait_prepare(struct swait_head *h, struct swait_waiter *w)
 		w->magic = SWAIT_MAGIC;
 		store_relaxed(&w->state, SWAIT_QUEUED);
 	}
+#if SWAIT_TEST_HOOKS
+	{
+		void (*hook)(struct swait_head *) = __atomic_load_n(
+			&swait_hook_prepare_locked, __ATOMIC_ACQUIRE);
+
+		if (hook)
+			hook(h);	/* widens the critical section */
+	}
+#endif
 	swait_head_unlock(h);
 	SWAIT_RACE();	/* between the enqueue and the barrier */
 	/*
@@ -540,13 +584,13 @@ SWAIT_EXPORT void swait_wake_one(struct swait_head *h)
 /* Lock held: one walk ends.  Returns whether quiescers must be woken. */
 static bool walk_done(struct swait_head *h)
 {
-	uint32_t v = load_relaxed(&h->walkers) - 1;
+	uint32_t v = load_relaxed(&h->aux) - 1;
 
 	if ((v & SWAIT_WALKERS_MASK) != 0) {
-		store_relaxed(&h->walkers, v);
+		store_relaxed(&h->aux, v);
 		return false;
 	}
-	store_relaxed(&h->walkers, 0);
+	store_relaxed(&h->aux, v & SWAIT_HEAD_PI);
 	return (v & SWAIT_QUIESCE_WAITING) != 0;
 }
 
@@ -565,10 +609,10 @@ void swait_wake_all_locked(struct swait_head *h)
 	 * Detach the queued set in O(1): later arrivals queue on the head and
 	 * are not ours.  Waiters in the batch still belong to h: one that times
 	 * out unlinks itself from the batch under h's lock (list_del needs no
-	 * anchor), and destroy reports EBUSY while walkers is non-zero.
+	 * anchor), and destroy reports EBUSY while a walk is counted.
 	 */
 	list_splice_init(&h->list, &batch);
-	store_relaxed(&h->walkers, load_relaxed(&h->walkers) + 1);
+	store_relaxed(&h->aux, load_relaxed(&h->aux) + 1);
 	for (;;) {
 		word = dequeue_and_flip(h, waiter_of(batch.next),
 					SWAIT_WOKEN_ALL);
@@ -609,7 +653,7 @@ void swait_wake_all_locked(struct swait_head *h)
 		}
 	}
 	if (quiesced)
-		swait_futex_wake(&h->walkers, INT_MAX);
+		swait_futex_wake(&h->aux, INT_MAX);
 }
 
 SWAIT_EXPORT void swait_wake_all(struct swait_head *h)
@@ -626,12 +670,12 @@ void swait_quiesce_locked(struct swait_head *h)
 {
 	uint32_t v;
 
-	while (((v = load_relaxed(&h->walkers)) & SWAIT_WALKERS_MASK) != 0) {
+	while (((v = load_relaxed(&h->aux)) & SWAIT_WALKERS_MASK) != 0) {
 		v |= SWAIT_QUIESCE_WAITING;
-		store_relaxed(&h->walkers, v);
+		store_relaxed(&h->aux, v);
 		swait_head_unlock(h);
-		/* walk_done() clears the word, then wakes us after unlock. */
-		(void)swait_futex_wait(&h->walkers, v, CLOCK_MONOTONIC, NULL);
+		/* walk_done() clears the count, then wakes us after unlock. */
+		(void)swait_futex_wait(&h->aux, v, CLOCK_MONOTONIC, NULL);
 		swait_head_lock(h);
 	}
 }
