@@ -1,0 +1,426 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_kernel.c - <swait/kernel.h>: the toy driver (toydrv.c, kernel-style
+ * code) driven by threads, then each kernel name's return contract.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include <swait/kernel.h>
+
+#include "testutil.h"
+#include "toydrv.h"
+
+/* ---------------------------------------------------------------- helpers */
+
+struct runner {
+	pthread_t tid;
+	int (*fn)(void *arg);
+	void *arg;
+	int ret;
+	int finished;	/* atomic: set once fn returned */
+};
+
+static void *runner_main(void *p)
+{
+	struct runner *r = p;
+
+	r->ret = r->fn(r->arg);
+	__atomic_store_n(&r->finished, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void start(struct runner *r, int (*fn)(void *), void *arg)
+{
+	r->fn = fn;
+	r->arg = arg;
+	r->ret = 0;
+	r->finished = 0;
+	assert_int_equal(pthread_create(&r->tid, NULL, runner_main, r), 0);
+}
+
+static int join(struct runner *r)
+{
+	assert_int_equal(pthread_join(r->tid, NULL), 0);
+	return r->ret;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) != 0)
+		;
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+}
+
+/* SIGUSR1 runs a handler and, without SA_RESTART, interrupts waits. */
+static void install_handler(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = 0;
+	assert_int_equal(sigaction(SIGUSR1, &sa, NULL), 0);
+}
+
+/* Signal r's thread until its function returns (a signal may come early). */
+static void interrupt_until_finished(struct runner *r)
+{
+	while (!__atomic_load_n(&r->finished, __ATOMIC_ACQUIRE)) {
+		pthread_kill(r->tid, SIGUSR1);
+		sleep_ms(2);
+	}
+}
+
+static int group_setup(void **state)
+{
+	(void)state;
+	install_handler();
+	return 0;
+}
+
+static int arm(void **state)
+{
+	(void)state;
+	tu_watchdog_arm(20.0, "kernel test", NULL);
+	return 0;
+}
+
+static int disarm(void **state)
+{
+	(void)state;
+	tu_watchdog_disarm();
+	return 0;
+}
+
+/* ------------------------------------------------------- the toy driver */
+
+static int worker_fn(void *dev)
+{
+	return toy_worker(dev);
+}
+
+static int irq_fn(void *dev)
+{
+	return toy_irq_thread(dev);
+}
+
+/* Two workers and an irq thread serve n requests, each on a worker stack. */
+static void test_driver_roundtrip(void **state)
+{
+	struct toy_dev dev;
+	struct runner irq, w[2];
+	long n = tu_scale(300), i;
+
+	(void)state;
+	toy_dev_init(&dev, 10000);
+	start(&irq, irq_fn, &dev);
+	start(&w[0], worker_fn, &dev);
+	start(&w[1], worker_fn, &dev);
+
+	toy_queue_work(&dev, (unsigned int)n);
+	for (i = 0; i < n; i++)
+		assert_true(wait_for_completion_timeout(&dev.job_done,
+							10000) >= 1);
+	assert_false(try_wait_for_completion(&dev.job_done));
+
+	toy_stop_workers(&dev);
+	assert_int_equal(join(&w[0]), 0);
+	assert_int_equal(join(&w[1]), 0);
+	toy_stop_irq(&dev);
+	assert_int_equal(join(&irq), 0);
+
+	assert_int_equal(dev.errors, 0);
+	assert_int_equal(dev.sum, n * (n + 1));	/* 2 * (1 + ... + n) */
+}
+
+/* No irq thread: the worker's wait_for_completion_timeout() gives up. */
+static void test_driver_hung_hardware(void **state)
+{
+	struct toy_dev dev;
+	struct runner w;
+	long long t0 = tu_now_ns();
+
+	(void)state;
+	toy_dev_init(&dev, 20);
+	start(&w, worker_fn, &dev);
+	toy_queue_work(&dev, 1);
+	assert_true(wait_for_completion_timeout(&dev.job_done, 10000) >= 1);
+	assert_true(tu_now_ns() - t0 >= 20 * 1000000LL);
+	toy_stop_workers(&dev);
+	assert_int_equal(join(&w), 0);
+
+	assert_int_equal(dev.errors, 1);
+	assert_int_equal(dev.last_error, -ETIMEDOUT);
+	assert_null(dev.hw_head);	/* the request was taken back */
+}
+
+/* An idle worker's swait_event_interruptible_exclusive() sees a signal. */
+static void test_driver_worker_signalled(void **state)
+{
+	struct toy_dev dev;
+	struct runner w;
+
+	(void)state;
+	toy_dev_init(&dev, 1000);
+	start(&w, worker_fn, &dev);
+	while (!toy_worker_sleeping(&dev))
+		sleep_ms(1);
+	interrupt_until_finished(&w);
+	assert_int_equal(join(&w), -ERESTARTSYS);
+	assert_int_equal(-ERESTARTSYS, -EINTR);
+}
+
+/* ------------------------------------------------------------ swait names */
+
+static DECLARE_SWAIT_QUEUE_HEAD(test_wq);
+static int test_flag;
+
+static int set_flag_later(void *arg)
+{
+	sleep_ms((long)(intptr_t)arg);
+	__atomic_store_n(&test_flag, 1, __ATOMIC_RELAXED);
+	swake_up_one(&test_wq);
+	return 0;
+}
+
+static void test_event_timeout_ms(void **state)
+{
+	struct swait_queue_head q;
+	long long t0;
+	int flag = 0;
+
+	(void)state;
+	init_swait_queue_head(&q);
+	/* cond true: the timeout comes back, 1 for a timeout of 0 */
+	assert_int_equal(swait_event_timeout_exclusive(q, 1, 50), 50);
+	assert_int_equal(swait_event_timeout_exclusive(q, 1, 0), 1);
+	/* cond false: 0 at once for 0 or a negative timeout */
+	assert_int_equal(swait_event_timeout_exclusive(q, flag, 0), 0);
+	assert_int_equal(swait_event_timeout_exclusive(q, flag, -5), 0);
+	/* cond false: 0 after the timeout */
+	t0 = tu_now_ns();
+	assert_int_equal(swait_event_timeout_exclusive(q, flag, 15), 0);
+	assert_true(tu_now_ns() - t0 >= 15 * 1000000LL);
+	assert_int_equal(swait_event_interruptible_timeout_exclusive(q, flag,
+								     5), 0);
+	assert_int_equal(swait_event_idle_timeout_exclusive(q, flag, 1), 0);
+	assert_false(swait_active(&q));
+}
+
+static void test_event_woken(void **state)
+{
+	struct runner r;
+	long left;
+
+	(void)state;
+	test_flag = 0;
+	start(&r, set_flag_later, (void *)(intptr_t)10);
+	left = swait_event_timeout_exclusive(test_wq,
+			__atomic_load_n(&test_flag, __ATOMIC_RELAXED), 5000);
+	assert_true(left >= 1 && left <= 5000);
+	join(&r);
+
+	test_flag = 0;
+	start(&r, set_flag_later, (void *)(intptr_t)5);
+	left = swait_event_interruptible_timeout_exclusive(test_wq,
+			__atomic_load_n(&test_flag, __ATOMIC_RELAXED),
+			MAX_SCHEDULE_TIMEOUT);
+	assert_int_equal(left, MAX_SCHEDULE_TIMEOUT);
+	join(&r);
+
+	test_flag = 0;
+	start(&r, set_flag_later, (void *)(intptr_t)5);
+	swait_event_exclusive(test_wq,
+			      __atomic_load_n(&test_flag, __ATOMIC_RELAXED));
+	join(&r);
+
+	test_flag = 0;
+	start(&r, set_flag_later, (void *)(intptr_t)5);
+	swait_event_idle_exclusive(test_wq,
+			__atomic_load_n(&test_flag, __ATOMIC_RELAXED));
+	join(&r);
+}
+
+static void test_event_ts(void **state)
+{
+	DECLARE_SWAIT_QUEUE_HEAD(q);
+	struct timespec past = { 0, 0 }, bad = { 0, 1000000000L }, dl;
+	int flag = 0;
+
+	(void)state;
+	assert_int_equal(swait_event_timeout_exclusive_ts(q, 1,
+				CLOCK_MONOTONIC, &past), 1);
+	assert_int_equal(swait_event_timeout_exclusive_ts(q, flag,
+				CLOCK_MONOTONIC, &past), 0);
+	assert_int_equal(swait_event_timeout_exclusive_ts(q, flag,
+				CLOCK_MONOTONIC, &bad), -EINVAL);
+	assert_int_equal(swait_event_interruptible_timeout_exclusive_ts(q,
+				flag, CLOCK_PROCESS_CPUTIME_ID, &past),
+			 -EINVAL);
+	assert_int_equal(swait_deadline_after(&dl, CLOCK_REALTIME, 5000000), 0);
+	assert_int_equal(swait_event_interruptible_timeout_exclusive_ts(q,
+				flag, CLOCK_REALTIME, &dl), 0);
+}
+
+/* The open-coded loop, with swait_sleep() where the kernel has schedule(). */
+static void test_open_coded(void **state)
+{
+	DECLARE_SWAITQUEUE(wait);
+	struct runner r;
+	bool (*active)(const struct swait_queue_head *) = swait_active;
+
+	(void)state;
+	test_flag = 0;
+	assert_false(active(&test_wq));
+	assert_false(swq_has_sleeper(&test_wq));
+	start(&r, set_flag_later, (void *)(intptr_t)5);
+	for (;;) {
+		prepare_to_swait_exclusive(&test_wq, &wait,
+					   TASK_UNINTERRUPTIBLE);
+		if (__atomic_load_n(&test_flag, __ATOMIC_RELAXED))
+			break;
+		assert_true(swait_active(&test_wq));
+		swait_sleep(&test_wq, &wait, 0, CLOCK_MONOTONIC, NULL);
+	}
+	finish_swait(&test_wq, &wait);
+	join(&r);
+	assert_false(swait_active(&test_wq));
+	swake_up_all(&test_wq);	/* empty: a no-op */
+}
+
+/* ------------------------------------------------------------ completions */
+
+static void test_completion_calls(void **state)
+{
+	DECLARE_COMPLETION(c);
+	struct completion d;
+	long long t0;
+
+	(void)state;
+	assert_false(completion_done(&c));
+	assert_false(try_wait_for_completion(&c));
+	assert_int_equal(wait_for_completion_timeout(&c, 0), 0);
+	t0 = tu_now_ns();
+	assert_int_equal(wait_for_completion_timeout(&c, 15), 0);
+	assert_true(tu_now_ns() - t0 >= 15 * 1000000LL);
+	assert_int_equal(wait_for_completion_interruptible_timeout(&c, 1), 0);
+
+	complete(&c);
+	assert_true(completion_done(&c));
+	assert_int_equal(wait_for_completion_timeout(&c, 100), 100);
+	complete(&c);
+	assert_int_equal(wait_for_completion_timeout(&c, 0), 1);
+	complete(&c);
+	complete(&c);
+	assert_true(try_wait_for_completion(&c));
+	assert_int_equal(wait_for_completion_interruptible(&c), 0);
+	assert_false(try_wait_for_completion(&c));
+
+	init_completion(&d);
+	complete_all(&d);
+	wait_for_completion(&d);
+	assert_int_equal(wait_for_completion_interruptible_timeout(&d,
+				MAX_SCHEDULE_TIMEOUT), MAX_SCHEDULE_TIMEOUT);
+	assert_true(try_wait_for_completion(&d));
+	assert_true(completion_done(&d));
+	reinit_completion(&d);
+	assert_false(completion_done(&d));
+}
+
+static struct completion sig_c;
+
+static int wait_interruptible(void *arg)
+{
+	(void)arg;
+	return wait_for_completion_interruptible(&sig_c);
+}
+
+static int wait_interruptible_timeout(void *arg)
+{
+	(void)arg;
+	return (int)wait_for_completion_interruptible_timeout(&sig_c, 10000);
+}
+
+static void test_completion_signalled(void **state)
+{
+	struct runner r;
+
+	(void)state;
+	init_completion(&sig_c);
+	start(&r, wait_interruptible, NULL);
+	interrupt_until_finished(&r);
+	assert_int_equal(join(&r), -EINTR);
+
+	start(&r, wait_interruptible_timeout, NULL);
+	interrupt_until_finished(&r);
+	assert_int_equal(join(&r), -ERESTARTSYS);
+	assert_false(completion_done(&sig_c));
+}
+
+/* The on-stack handshake: the waiter's frame ends as soon as it returns. */
+static int complete_later(void *arg)
+{
+	sleep_ms(2);
+	complete(arg);
+	return 0;
+}
+
+static void test_completion_onstack(void **state)
+{
+	long i, n = tu_scale(50);
+
+	(void)state;
+	for (i = 0; i < n; i++) {
+		DECLARE_COMPLETION_ONSTACK(done);
+		struct runner r;
+
+		start(&r, complete_later, &done);
+		if (i & 1)
+			wait_for_completion(&done);
+		else
+			assert_true(wait_for_completion_timeout(&done,
+							10000) >= 1);
+		join(&r);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_driver_roundtrip,
+						arm, disarm),
+		cmocka_unit_test_setup_teardown(test_driver_hung_hardware,
+						arm, disarm),
+		cmocka_unit_test_setup_teardown(test_driver_worker_signalled,
+						arm, disarm),
+		cmocka_unit_test_setup_teardown(test_event_timeout_ms,
+						arm, disarm),
+		cmocka_unit_test_setup_teardown(test_event_woken, arm, disarm),
+		cmocka_unit_test_setup_teardown(test_event_ts, arm, disarm),
+		cmocka_unit_test_setup_teardown(test_open_coded, arm, disarm),
+		cmocka_unit_test_setup_teardown(test_completion_calls,
+						arm, disarm),
+		cmocka_unit_test_setup_teardown(test_completion_signalled,
+						arm, disarm),
+		cmocka_unit_test_setup_teardown(test_completion_onstack,
+						arm, disarm),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, NULL);
+}
