@@ -28,6 +28,11 @@
  *     owns a copy of every head; only heads with no waiters and no wake in
  *     progress at the time of the fork may be used in the child.
  *
+ * <swait.h> is a POSIX header: it uses clockid_t and CLOCK_MONOTONIC from
+ * <time.h>, so a strict ISO C compilation (-std=c99, -std=c11) must define
+ * _POSIX_C_SOURCE to 200809L or more (or _GNU_SOURCE), as for <pthread.h>.
+ * The gnu* language modes need nothing.
+ *
  * Use the event macros (swait_event*) and completions in ordinary code; the
  * low-level calls (swait_prepare, swait_sleep, swait_finish) are the
  * building blocks the macros are written with, for waits the macros do not

@@ -1,0 +1,242 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# consumers.sh SRCDIR MESON
+#
+# Install libswait into a temporary prefix and prove that programs find and
+# use it the ways users do:
+#   1. cc $(pkg-config --cflags --libs swait)            shared, C and C++
+#   2. cc -static $(pkg-config --static --cflags --libs)  no libswait.so
+#   3. a Meson project, libswait as a subproject   (override_dependency)
+#   4. the same Meson project, libswait installed  (pkg-config)
+#   5. a CMake project, find_package(swait)        (swait::swait, _static),
+#      from the prefix moved elsewhere (the config is relocatable)
+# Each consumer (tests/install/consumers/) sleeps on a head until another
+# thread wakes it, then waits on a completion.
+#
+# The library is configured afresh from SRCDIR (tests, examples, bench and
+# docs off) rather than installed from the calling build directory: that one
+# may be a sanitizer, race-window or mutant build, whose library a plain
+# consumer cannot link or should not trust.  Takes a few seconds.
+#
+# SWAIT_KEEP_TMP=1 keeps the temporary directory for a look afterwards.
+#
+# Exits 0 when every step passed, 1 on the first failure (with the step's
+# log), 77 (skip) when every step that ran passed but cmake or a C++
+# compiler was missing.
+set -eu
+
+if [ $# -ne 2 ]; then
+	echo "usage: $0 SRCDIR MESON" >&2
+	exit 2
+fi
+src=$(cd "$1" && pwd)
+meson=$2
+cons=$src/tests/install/consumers
+# Tool output (readelf's labels, sort order) must not depend on the locale.
+LC_ALL=C
+export LC_ALL
+CC=${CC:-cc}
+CXX=${CXX:-c++}
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/swait-install.XXXXXX")
+if [ -n "${SWAIT_KEEP_TMP:-}" ]; then
+	trap 'echo "kept $tmp"' EXIT	# for debugging a failure by hand
+else
+	trap 'rm -rf "$tmp"' EXIT
+fi
+trap 'exit 1' HUP INT TERM
+prefix=$tmp/prefix
+log=$tmp/step.log
+skipped=""
+
+# step WHAT CMD...: run CMD with its output in $log; on failure say what
+# failed, show the command and the end of its output, and stop.
+step() {
+	what=$1
+	shift
+	if ! "$@" >"$log" 2>&1; then
+		echo "FAIL: $what" >&2
+		echo "  command: $*" >&2
+		tail -n 40 "$log" | sed 's/^/  | /' >&2
+		exit 1
+	fi
+	echo "ok:   $what"
+}
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+skip() {
+	echo "SKIP: $*"
+	skipped="$skipped
+  $*"
+}
+
+# needs_libswait_so BINARY: whether BINARY has libswait.so in DT_NEEDED.
+needs_libswait_so() {
+	readelf -d "$1" 2>/dev/null | grep -q 'NEEDED.*\[libswait\.so'
+}
+
+# run_linked WHAT BINARY: BINARY needs libswait.so.0, the loader finds the
+# one in the prefix, and it runs.
+run_linked() {
+	needs_libswait_so "$2" || fail "$1: $2 does not link libswait.so"
+	found=$(LD_LIBRARY_PATH=$libdir ldd "$2" |
+		sed -n 's/.*libswait\.so\.0 => \([^ ]*\).*/\1/p')
+	case $found in
+	"$libdir"/*) ;;
+	*) fail "$1: the loader found libswait.so.0 at '$found', not in $libdir" ;;
+	esac
+	step "$1: runs" env LD_LIBRARY_PATH="$libdir" "$2"
+}
+
+# run_static WHAT BINARY: BINARY does not need libswait.so, and runs.
+run_static() {
+	needs_libswait_so "$2" && fail "$1: $2 still needs libswait.so"
+	nm "$2" | grep -q ' T swait_wake_one$' ||
+		fail "$1: $2 does not contain libswait's code"
+	step "$1: runs without libswait.so" env LD_LIBRARY_PATH= "$2"
+}
+
+have_cxx=false
+if command -v "$CXX" >/dev/null 2>&1; then
+	have_cxx=true
+fi
+
+# --- the library, installed into $prefix --------------------------------
+step "configure libswait with --prefix=$prefix" \
+	"$meson" setup "$tmp/lib-build" "$src" --prefix="$prefix" \
+	-Dtests=disabled -Dbench=disabled -Dexamples=disabled -Ddocs=disabled
+step "build libswait" ninja -C "$tmp/lib-build"
+step "meson install" "$meson" install -C "$tmp/lib-build" --no-rebuild
+
+pc=$(find "$prefix" -name swait.pc)
+[ -n "$pc" ] || fail "meson install installed no swait.pc under $prefix"
+pcdir=$(dirname "$pc")
+libdir=$(dirname "$pcdir")
+for f in "$prefix/include/swait.h" "$libdir/libswait.so" \
+	 "$libdir/libswait.so.0" "$libdir/libswait.a" \
+	 "$libdir/cmake/swait/swaitConfig.cmake" \
+	 "$libdir/cmake/swait/swaitConfigVersion.cmake"; do
+	[ -e "$f" ] || fail "meson install did not install $f"
+done
+echo "ok:   installed header, libraries, swait.pc and the CMake config"
+
+PKG_CONFIG_PATH=$pcdir${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+export PKG_CONFIG_PATH
+unset PKG_CONFIG_SYSROOT_DIR PKG_CONFIG_LIBDIR 2>/dev/null || true
+cd "$tmp"
+
+# --- 1, 2: pkg-config ---------------------------------------------------
+cflags=$(pkg-config --cflags swait) || fail "pkg-config --cflags swait"
+libs=$(pkg-config --libs swait) || fail "pkg-config --libs swait"
+slibs=$(pkg-config --static --libs swait) ||
+	fail "pkg-config --static --libs swait"
+case "$cflags $libs" in
+*"$prefix"*) ;;
+*) fail "pkg-config found a swait.pc outside $prefix: $cflags $libs" ;;
+esac
+
+# shellcheck disable=SC2086 # word splitting of pkg-config output intended
+step "pkg-config: cc consumer.c (shared)" \
+	"$CC" -std=c11 -Wall -Wextra -pedantic-errors -Werror -pthread \
+	-o consumer-pc "$cons/consumer.c" $cflags $libs
+run_linked "pkg-config shared" ./consumer-pc
+
+# -static links everything statically, so the link proves that
+# pkg-config --static names all that libswait.a needs.
+# shellcheck disable=SC2086
+step "pkg-config --static: cc -static consumer.c" \
+	"$CC" -std=c11 -Wall -Wextra -pedantic-errors -Werror -static \
+	-o consumer-static "$cons/consumer.c" $cflags $slibs
+run_static "pkg-config static" ./consumer-static
+
+if $have_cxx; then
+	# shellcheck disable=SC2086
+	step "pkg-config: c++ -std=c++11 consumer.cpp" \
+		"$CXX" -std=c++11 -Wall -Wextra -pedantic-errors -Werror \
+		-pthread -o consumer-cxx "$cons/consumer.cpp" $cflags $libs
+	run_linked "pkg-config C++" ./consumer-cxx
+else
+	skip "C++ consumers: no C++ compiler ($CXX)"
+fi
+
+# --- 3, 4: Meson --------------------------------------------------------
+# meson_project DIR: the consumer project, laid out in DIR.
+meson_project() {
+	mkdir -p "$1"
+	cp "$cons/meson/meson.build" "$cons/consumer.c" "$cons/consumer.cpp" "$1"
+}
+
+# Subproject: subprojects/swait is a symlink to the source tree, made here
+# so that the repository holds no link to itself.  --force-fallback-for
+# makes Meson use it even where a libswait is installed system-wide.
+meson_project "$tmp/msub"
+mkdir "$tmp/msub/subprojects"
+ln -s "$src" "$tmp/msub/subprojects/swait"
+step "meson subproject: configure" \
+	"$meson" setup "$tmp/msub-build" "$tmp/msub" --force-fallback-for=swait \
+	-Dswait:tests=disabled -Dswait:bench=disabled \
+	-Dswait:examples=disabled -Dswait:docs=disabled
+step "meson subproject: build" ninja -C "$tmp/msub-build"
+[ -e "$tmp/msub-build/subprojects/swait/lib/libswait.so.0" ] ||
+	fail "meson subproject: libswait was not built as a subproject"
+# The build rpath points at the subproject's library: no LD_LIBRARY_PATH.
+step "meson subproject: consumer runs" env LD_LIBRARY_PATH= \
+	"$tmp/msub-build/consumer"
+if $have_cxx; then
+	[ -x "$tmp/msub-build/consumer-cxx" ] ||
+		fail "meson subproject: consumer-cxx was not built"
+	step "meson subproject: consumer-cxx runs" env LD_LIBRARY_PATH= \
+		"$tmp/msub-build/consumer-cxx"
+fi
+
+# Installed: no subprojects/ and no fallback, so dependency('swait') can
+# only come from the swait.pc in the prefix.
+meson_project "$tmp/minst"
+step "meson installed dependency: configure" \
+	"$meson" setup "$tmp/minst-build" "$tmp/minst" --wrap-mode=nofallback
+step "meson installed dependency: build" ninja -C "$tmp/minst-build"
+grep -q -- "-I$prefix/include" "$tmp/minst-build/build.ninja" ||
+	fail "meson installed dependency: swait.pc in $prefix was not used"
+run_linked "meson installed dependency" "$tmp/minst-build/consumer"
+if $have_cxx; then
+	run_linked "meson installed dependency C++" \
+		"$tmp/minst-build/consumer-cxx"
+fi
+
+# --- 5: CMake -----------------------------------------------------------
+# The package config computes its paths from its own location, so it must
+# work from a moved prefix (a packager's DESTDIR staging tree).  swait.pc
+# holds absolute paths, which is why this comes last.
+mv "$prefix" "$tmp/moved"
+prefix=$tmp/moved
+libdir=$prefix${libdir#"$tmp/prefix"}
+if command -v cmake >/dev/null 2>&1; then
+	mkdir "$tmp/cm"
+	cp "$cons/cmake/CMakeLists.txt" "$cons/consumer.c" \
+		"$cons/consumer.cpp" "$tmp/cm"
+	step "cmake: configure with find_package(swait)" \
+		cmake -S "$tmp/cm" -B "$tmp/cm-build" \
+		-DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release
+	grep -q "swait [0-9.]* from $libdir/cmake/swait" "$log" ||
+		fail "cmake: swait was not found in $libdir/cmake/swait:
+$(cat "$log")"
+	step "cmake: build" cmake --build "$tmp/cm-build"
+	run_linked "cmake swait::swait" "$tmp/cm-build/consumer"
+	run_static "cmake swait::swait_static" "$tmp/cm-build/consumer-static"
+	if $have_cxx; then
+		run_linked "cmake C++" "$tmp/cm-build/consumer-cxx"
+	fi
+else
+	skip "CMake consumer: cmake not found (apt-get install cmake)"
+fi
+
+if [ -n "$skipped" ]; then
+	echo "every step that ran passed; skipped:$skipped"
+	exit 77
+fi
+echo "all consumers built and ran"
