@@ -203,7 +203,10 @@ void swait_waiter_init(struct swait_waiter *waiter) SWAIT_NONNULL(1);
 /*
  * Queue *waiter at the tail of *head (FIFO, exclusive), the kernel's
  * prepare_to_swait_exclusive().  A waiter still queued on this head from an
- * earlier prepare keeps its place.  Ends with a full memory barrier: the
+ * earlier prepare keeps its place.  A waiter that a wake selected since its
+ * last prepare is queued again at the tail, and that wake counts as
+ * consumed: the caller re-checks its condition right after this call, which
+ * is what the wake asked of it.  Ends with a full memory barrier: the
  * caller's following read of its condition cannot move before the enqueue
  * (pairs with the barrier at the start of every wake).  Never blocks.
  * Debug builds abort if *waiter is still queued on another head.
@@ -312,8 +315,8 @@ int swait_deadline_after(struct timespec *deadline, clockid_t clock,
  * nothing), then after each prepare.  When the deadline passes or a signal
  * arrives, the waiter is dequeued and cond is evaluated one last time: a true
  * cond returns 0.  A wake the waiter had been selected for is passed on by
- * swait_finish(), never swallowed.  The macros return EINVAL for a bad clock
- * or deadline, checked before cond.  cond may be evaluated any number of
+ * swait_finish(), never swallowed.  The macros return EINVAL for a bad clock,
+ * deadline or flags, checked before cond.  cond may be evaluated any number of
  * times; it must not have side effects beyond consuming what it waits for.
  *
  * The expression forms use GNU statement expressions (GCC and Clang, in C
@@ -355,8 +358,9 @@ int swait_deadline_after(struct timespec *deadline, clockid_t clock,
 		struct swait_head *swait_h_ = (head);			\
 		const struct timespec *swait_d_ = (deadline);		\
 		clockid_t swait_c_ = (clock);				\
+		unsigned swait_f_ = (flags);				\
 		int swait_r_ = swait_deadline_valid(swait_c_, swait_d_)	\
-				? 0 : EINVAL;				\
+			&& !(swait_f_ & ~SWAIT_INTERRUPTIBLE) ? 0 : EINVAL;	\
 		if (swait_r_ == 0 && !(cond)) {				\
 			struct swait_waiter swait_w_ =			\
 				SWAIT_WAITER_INITIALIZER;		\
@@ -365,7 +369,7 @@ int swait_deadline_after(struct timespec *deadline, clockid_t clock,
 				if (cond)				\
 					break;				\
 				swait_r_ = swait_sleep(swait_h_,	\
-						&swait_w_, (flags),	\
+						&swait_w_, swait_f_,	\
 						swait_c_, swait_d_);	\
 				if (swait_r_ != 0)			\
 					break;				\

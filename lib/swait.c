@@ -159,8 +159,9 @@ static void swait_init_library(void)
 	pthread_atfork(NULL, NULL, swait_atfork_child);
 }
 
-#define waiter_of(l) \
-	((struct swait_waiter *)((char *)(l) - offsetof(struct swait_waiter, link)))
+/* Through void *: the list link is the first member, the cast is aligned. */
+#define waiter_of(l) ((struct swait_waiter *)(void *)			\
+	((char *)(l) - offsetof(struct swait_waiter, link)))
 
 static inline uint32_t load_relaxed(const uint32_t *p)
 {
@@ -484,6 +485,9 @@ woken:
 struct sleep_ctx {
 	struct swait_head *head;
 	struct swait_waiter *waiter;
+	const struct timespec *deadline;
+	clockid_t clock;
+	unsigned flags;
 };
 
 static void sleep_cancelled(void *arg)
@@ -493,13 +497,30 @@ static void sleep_cancelled(void *arg)
 	swait_finish(ctx->head, ctx->waiter);
 }
 
+/*
+ * I4 under cancellation.  glibc's setjmp form of the cleanup (the library is
+ * built without -fexceptions, see lib/meson.build): the cancel signal unwinds
+ * to this frame from inside syscall() and runs sleep_cancelled(), which
+ * dequeues the waiter or passes its wake on.  Everything the cleanup needs is
+ * in *ctx, in memory, so nothing lives in a register across the setjmp.
+ */
+static int sleep_cancellable(struct sleep_ctx *ctx)
+{
+	int err;
+
+	pthread_cleanup_push(sleep_cancelled, ctx);
+	err = sleep_announced(ctx->waiter, ctx->flags, ctx->clock,
+			      ctx->deadline);
+	pthread_cleanup_pop(0);
+	return err;
+}
+
 SWAIT_EXPORT int swait_sleep(struct swait_head *h, struct swait_waiter *w,
 			     unsigned flags, clockid_t clock,
 			     const struct timespec *deadline)
 {
-	struct sleep_ctx ctx = { h, w };
-	struct timespec past = { 0, 0 };
-	int err;
+	static const struct timespec past = { 0, 0 };
+	struct sleep_ctx ctx = { h, w, deadline, clock, flags };
 
 	if (flags & ~SWAIT_INTERRUPTIBLE)
 		return EINVAL;
@@ -510,12 +531,8 @@ SWAIT_EXPORT int swait_sleep(struct swait_head *h, struct swait_waiter *w,
 		    "[waiter, its head, this head]", w, w->head, h);
 	/* The kernel refuses a negative tv_sec; it is a deadline long past. */
 	if (deadline && deadline->tv_sec < 0)
-		deadline = &past;
-
-	pthread_cleanup_push(sleep_cancelled, &ctx);
-	err = sleep_announced(w, flags, clock, deadline);
-	pthread_cleanup_pop(0);
-	return err;
+		ctx.deadline = &past;
+	return sleep_cancellable(&ctx);
 }
 
 SWAIT_EXPORT void swait_finish(struct swait_head *h, struct swait_waiter *w)
