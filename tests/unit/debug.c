@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: MIT
+/*
+ * debug.c - the debug checks: misuse that would corrupt a queue or lose a
+ * wakeup aborts with a message naming the misuse.  Death tests: each
+ * misuse runs in a forked child whose stderr is captured; the child must
+ * die of SIGABRT with the expected words in its message.
+ *
+ * Built with -DSWAIT_TEST_DEBUG_CHECKS=1 when the library has its checks
+ * (Meson's debug_checks_on); otherwise every test here is skipped.
+ */
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "unitutil.h"
+
+#ifndef SWAIT_TEST_DEBUG_CHECKS
+#define SWAIT_TEST_DEBUG_CHECKS 0
+#endif
+
+#define CHILD_SECONDS 10
+
+/*
+ * Whether the child died of SIGABRT with one of the words (NULL-ended) in
+ * its stderr.  Prints what it got otherwise.
+ */
+static bool aborted_with(const struct uu_child *res, const char *const *words)
+{
+	unsigned i;
+
+	if (!WIFSIGNALED(res->status) || WTERMSIG(res->status) != SIGABRT) {
+		if (WIFSIGNALED(res->status))
+			print_error("expected SIGABRT, child got signal %d\n",
+				    WTERMSIG(res->status));
+		else
+			print_error("expected SIGABRT, child exited with %d\n",
+				    WEXITSTATUS(res->status));
+		print_error("child's stderr:\n%s\n", res->out);
+		return false;
+	}
+	for (i = 0; words[i]; i++)
+		if (strstr(res->out, words[i]))
+			return true;
+	print_error("abort message lacks \"%s\":\n%s\n", words[0], res->out);
+	return false;
+}
+
+static void expect_death(void (*fn)(void *), void *arg,
+			 const char *const *words)
+{
+	struct uu_child res;
+
+	if (!SWAIT_TEST_DEBUG_CHECKS)
+		skip();
+	assert_int_equal(uu_run_child(fn, arg, CHILD_SECONDS, &res), 0);
+	assert_true(aborted_with(&res, words));
+}
+
+/* The same misuse-free sequence survives: the harness can tell. */
+static void correct_use(void *arg)
+{
+	struct swait_head h1 = SWAIT_HEAD_INITIALIZER;
+	struct swait_head h2 = SWAIT_HEAD_INITIALIZER;
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+	static const struct timespec past = { 0, 0 };
+
+	(void)arg;
+	swait_prepare(&h1, &w);
+	swait_finish(&h1, &w);
+	swait_prepare(&h2, &w);
+	swait_wake_one(&h2);
+	uu_check(swait_sleep(&h2, &w, 0, CLOCK_MONOTONIC, &past) == 0);
+	swait_finish(&h2, &w);
+	uu_check(swait_head_destroy(&h1) == 0);
+	uu_check(swait_head_destroy(&h2) == 0);
+}
+
+static void test_correct_use_survives(void **state)
+{
+	struct uu_child res;
+
+	(void)state;
+	if (!SWAIT_TEST_DEBUG_CHECKS)
+		skip();
+	assert_int_equal(uu_run_child(correct_use, NULL, CHILD_SECONDS, &res),
+			 0);
+	assert_true(uu_child_ok(&res, "correct use"));
+}
+
+static void prepare_on_two_heads(void *arg)
+{
+	struct swait_head h1 = SWAIT_HEAD_INITIALIZER;
+	struct swait_head h2 = SWAIT_HEAD_INITIALIZER;
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+
+	(void)arg;
+	swait_prepare(&h1, &w);
+	swait_prepare(&h2, &w);
+}
+
+static void test_prepare_on_second_head(void **state)
+{
+	static const char *const words[] = {
+		"still queued on another head", NULL
+	};
+
+	(void)state;
+	expect_death(prepare_on_two_heads, NULL, words);
+}
+
+/* A queued waiter's memory is reused; the next wake finds it. */
+static void overwrite_queued(void *arg)
+{
+	struct swait_head h = SWAIT_HEAD_INITIALIZER;
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+	struct swait_waiter behind = SWAIT_WAITER_INITIALIZER;
+
+	swait_prepare(&h, &w);
+	swait_prepare(&h, &behind);
+	memset(&w, *(int *)arg, sizeof(w));
+	swait_wake_one(&h);
+}
+
+static void test_overwritten_waiter(void **state)
+{
+	static const char *const words[] = { "overwritten", "corrupted", NULL };
+	int fill;
+
+	(void)state;
+	fill = 0x55;
+	expect_death(overwrite_queued, &fill, words);
+	fill = 0;
+	expect_death(overwrite_queued, &fill, words);
+	fill = 0xff;
+	expect_death(overwrite_queued, &fill, words);
+}
+
+/* Only the magic word was lost: the links still look right. */
+static void overwrite_magic_only(void *arg)
+{
+	struct swait_head h = SWAIT_HEAD_INITIALIZER;
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+
+	(void)arg;
+	swait_prepare(&h, &w);
+	w.magic = 0;
+	swait_wake_all(&h);
+}
+
+static void test_overwritten_magic(void **state)
+{
+	static const char *const words[] = { "overwritten", "corrupted", NULL };
+
+	(void)state;
+	expect_death(overwrite_magic_only, NULL, words);
+}
+
+static void sleep_unprepared(void *arg)
+{
+	struct swait_head h = SWAIT_HEAD_INITIALIZER;
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+
+	(void)arg;
+	(void)swait_sleep(&h, &w, 0, CLOCK_MONOTONIC, NULL);
+}
+
+/* Prepared once, finished, then slept on again without a prepare. */
+static void sleep_after_finish(void *arg)
+{
+	struct swait_head h = SWAIT_HEAD_INITIALIZER;
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+
+	(void)arg;
+	swait_prepare(&h, &w);
+	swait_finish(&h, &w);
+	(void)swait_sleep(&h, &w, 0, CLOCK_MONOTONIC, NULL);
+}
+
+static void test_sleep_not_prepared(void **state)
+{
+	static const char *const words[] = { "not prepared", NULL };
+
+	(void)state;
+	expect_death(sleep_unprepared, NULL, words);
+	expect_death(sleep_after_finish, NULL, words);
+}
+
+static void sleep_on_other_head(void *arg)
+{
+	struct swait_head h1 = SWAIT_HEAD_INITIALIZER;
+	struct swait_head h2 = SWAIT_HEAD_INITIALIZER;
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+
+	(void)arg;
+	swait_prepare(&h1, &w);
+	(void)swait_sleep(&h2, &w, 0, CLOCK_MONOTONIC, NULL);
+}
+
+static void finish_on_other_head(void *arg)
+{
+	struct swait_head h1 = SWAIT_HEAD_INITIALIZER;
+	struct swait_head h2 = SWAIT_HEAD_INITIALIZER;
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+
+	(void)arg;
+	swait_prepare(&h1, &w);
+	swait_finish(&h2, &w);
+}
+
+static void test_wrong_head(void **state)
+{
+	static const char *const words[] = { "another head", NULL };
+
+	(void)state;
+	expect_death(sleep_on_other_head, NULL, words);
+	expect_death(finish_on_other_head, NULL, words);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_correct_use_survives),
+		cmocka_unit_test(test_prepare_on_second_head),
+		cmocka_unit_test(test_overwritten_waiter),
+		cmocka_unit_test(test_overwritten_magic),
+		cmocka_unit_test(test_sleep_not_prepared),
+		cmocka_unit_test(test_wrong_head),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

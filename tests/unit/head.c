@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: MIT
+/*
+ * head.c - heads and waiters as objects: sizes, every way of initialising
+ * them (including none at all), and swait_head_destroy().
+ *
+ * Single-threaded and deterministic: a sleep with a deadline already past
+ * returns 0 exactly when the waiter was woken and ETIMEDOUT when it was
+ * not, so "who did the wake select?" is observable without threads.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "unitutil.h"
+
+static const struct timespec past = { 0, 0 };
+
+/* Whether w was woken: a sleep with a past deadline tells without blocking. */
+static int poll_sleep(struct swait_head *h, struct swait_waiter *w)
+{
+	return swait_sleep(h, w, 0, CLOCK_MONOTONIC, &past);
+}
+
+/*
+ * Use a head the way every caller does: queue two waiters, wake one, check
+ * that the first was chosen, and leave it empty.  Any head that passes is
+ * a working head.
+ */
+static void exercise_head(struct swait_head *h, struct swait_waiter *w1,
+			  struct swait_waiter *w2)
+{
+	assert_false(swait_active(h));
+	assert_false(swait_has_sleeper(h));
+	assert_int_equal(swait_head_destroy(h), 0);
+
+	swait_prepare(h, w1);
+	assert_true(swait_active(h));
+	assert_true(swait_has_sleeper(h));
+	swait_prepare(h, w2);
+
+	swait_wake_one(h);
+	assert_true(swait_active(h));		/* w2 is still queued */
+	assert_int_equal(poll_sleep(h, w1), 0);
+	assert_int_equal(poll_sleep(h, w2), ETIMEDOUT);
+	swait_finish(h, w1);
+	swait_finish(h, w2);
+
+	assert_false(swait_active(h));
+	assert_int_equal(swait_head_destroy(h), 0);
+
+	/* And again, now that the list anchor has been linked to itself. */
+	swait_prepare(h, w2);
+	swait_prepare(h, w1);
+	swait_wake_all(h);
+	assert_false(swait_active(h));
+	assert_int_equal(poll_sleep(h, w1), 0);
+	assert_int_equal(poll_sleep(h, w2), 0);
+	swait_finish(h, w1);
+	swait_finish(h, w2);
+	assert_int_equal(swait_head_destroy(h), 0);
+}
+
+static void test_struct_sizes(void **state)
+{
+	(void)state;
+#if defined(__x86_64__) || (__SIZEOF_POINTER__ == 8 && __SIZEOF_LONG__ == 8)
+	/* The header promises 24 and 32 bytes on LP64. */
+	assert_true(sizeof(struct swait_head) <= 24);
+	assert_true(sizeof(struct swait_waiter) <= 32);
+#else
+	skip();
+#endif
+}
+
+static struct swait_head static_head;
+static struct swait_waiter static_w1, static_w2;
+
+static void test_static_zero_head(void **state)
+{
+	(void)state;
+	exercise_head(&static_head, &static_w1, &static_w2);
+}
+
+static void test_calloc_head(void **state)
+{
+	struct swait_head *h = calloc(1, sizeof(*h));
+	struct swait_waiter *w = calloc(2, sizeof(*w));
+
+	(void)state;
+	assert_non_null(h);
+	assert_non_null(w);
+	exercise_head(h, &w[0], &w[1]);
+	free(w);
+	free(h);
+}
+
+static void test_memset_head(void **state)
+{
+	struct swait_head h;
+	struct swait_waiter w1, w2;
+
+	(void)state;
+	/* Garbage first, so that only the memset can make these valid. */
+	memset(&h, 0xa5, sizeof(h));
+	memset(&w1, 0xa5, sizeof(w1));
+	memset(&w2, 0xa5, sizeof(w2));
+	memset(&h, 0, sizeof(h));
+	memset(&w1, 0, sizeof(w1));
+	memset(&w2, 0, sizeof(w2));
+	exercise_head(&h, &w1, &w2);
+}
+
+static void test_initializers(void **state)
+{
+	struct swait_head h1 = SWAIT_HEAD_INITIALIZER;
+	struct swait_waiter w1 = SWAIT_WAITER_INITIALIZER;
+	struct swait_waiter w2 = SWAIT_WAITER_INITIALIZER;
+
+	(void)state;
+	exercise_head(&h1, &w1, &w2);
+}
+
+static void test_init_functions(void **state)
+{
+	struct swait_head h;
+	struct swait_waiter w1, w2;
+
+	(void)state;
+	memset(&h, 0xa5, sizeof(h));
+	memset(&w1, 0x5a, sizeof(w1));
+	memset(&w2, 0xff, sizeof(w2));
+	swait_head_init(&h);
+	swait_waiter_init(&w1);
+	swait_waiter_init(&w2);
+	exercise_head(&h, &w1, &w2);
+
+	/* Re-initialising a used, empty head gives a working head again. */
+	swait_head_init(&h);
+	exercise_head(&h, &w1, &w2);
+}
+
+/* A completion in every initial form counts posted events from zero. */
+static void exercise_completion(struct swait_completion *c)
+{
+	assert_false(swait_completion_done(c));
+	assert_false(swait_completion_try_wait(c));
+	swait_complete(c);
+	assert_true(swait_completion_done(c));
+	assert_true(swait_completion_try_wait(c));
+	assert_false(swait_completion_try_wait(c));
+	assert_int_equal(swait_head_destroy(&c->wait), 0);
+}
+
+static struct swait_completion static_completion;
+
+static void test_completion_initializers(void **state)
+{
+	struct swait_completion c1 = SWAIT_COMPLETION_INITIALIZER;
+	struct swait_completion c2, *c3;
+
+	(void)state;
+	exercise_completion(&c1);
+	exercise_completion(&static_completion);
+
+	memset(&c2, 0xa5, sizeof(c2));
+	swait_completion_init(&c2);
+	exercise_completion(&c2);
+
+	c3 = calloc(1, sizeof(*c3));
+	assert_non_null(c3);
+	exercise_completion(c3);
+	free(c3);
+}
+
+static void test_destroy_empty(void **state)
+{
+	struct swait_head h = SWAIT_HEAD_INITIALIZER;
+
+	(void)state;
+	assert_int_equal(swait_head_destroy(&h), 0);
+	/* Destroy changes nothing: the head is still usable and empty. */
+	assert_int_equal(swait_head_destroy(&h), 0);
+	assert_false(swait_active(&h));
+}
+
+static void test_destroy_busy(void **state)
+{
+	struct swait_head h = SWAIT_HEAD_INITIALIZER;
+	struct swait_waiter w1 = SWAIT_WAITER_INITIALIZER;
+	struct swait_waiter w2 = SWAIT_WAITER_INITIALIZER;
+
+	(void)state;
+	swait_prepare(&h, &w1);
+	assert_int_equal(swait_head_destroy(&h), EBUSY);
+	swait_prepare(&h, &w2);
+	assert_int_equal(swait_head_destroy(&h), EBUSY);
+
+	/* Nothing changed: both are queued, in order, and still wakeable. */
+	assert_true(swait_active(&h));
+	swait_wake_one(&h);
+	assert_int_equal(poll_sleep(&h, &w1), 0);
+	assert_int_equal(poll_sleep(&h, &w2), ETIMEDOUT);
+	swait_finish(&h, &w1);
+	assert_int_equal(swait_head_destroy(&h), EBUSY);	/* w2 */
+
+	/* A waiter that leaves without ever being woken empties it too. */
+	swait_finish(&h, &w2);
+	assert_int_equal(swait_head_destroy(&h), 0);
+
+	/* Timed out, still queued: busy until finish. */
+	swait_prepare(&h, &w1);
+	assert_int_equal(poll_sleep(&h, &w1), ETIMEDOUT);
+	assert_int_equal(swait_head_destroy(&h), EBUSY);
+	swait_finish(&h, &w1);
+	assert_int_equal(swait_head_destroy(&h), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_struct_sizes),
+		cmocka_unit_test(test_static_zero_head),
+		cmocka_unit_test(test_calloc_head),
+		cmocka_unit_test(test_memset_head),
+		cmocka_unit_test(test_initializers),
+		cmocka_unit_test(test_init_functions),
+		cmocka_unit_test(test_completion_initializers),
+		cmocka_unit_test(test_destroy_empty),
+		cmocka_unit_test(test_destroy_busy),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

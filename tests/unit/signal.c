@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: MIT
+/*
+ * signal.c - signals and waits.  With SWAIT_INTERRUPTIBLE (the
+ * *_interruptible waits) a signal handler that runs during the sleep ends
+ * it with EINTR; without it, signals never end a wait.
+ *
+ * The handler is installed without SA_RESTART, as the header asks.  A
+ * signal interrupts only if it lands while the thread sleeps in the futex,
+ * so the main thread first waits until /proc shows the waiter asleep, and
+ * then keeps re-sending until the thread returns (the watchdog bounds it).
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+
+#include "unitutil.h"
+
+static int sig_count;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	__atomic_add_fetch(&sig_count, 1, __ATOMIC_RELAXED);
+}
+
+static int setup(void **state)
+{
+	struct sigaction sa;
+
+	(void)state;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = 0;	/* no SA_RESTART: waits must see EINTR */
+	return sigaction(SIGUSR1, &sa, NULL);
+}
+
+enum wait_kind {
+	K_EVENT_INTR,
+	K_EVENT_INTR_TIMEOUT,
+	K_COMPLETION_INTR,
+	K_SLEEP_INTR,
+	K_SLEEP_INTR_DEADLINE,
+	K_EVENT,
+	K_EVENT_TIMEOUT,
+	K_COMPLETION,
+	K_COMPLETION_TIMEOUT,
+	K_SLEEP,
+	K_NKINDS,
+};
+
+static const char *const kind_name[K_NKINDS] = {
+	"swait_event_interruptible", "swait_event_interruptible_timeout",
+	"swait_completion_wait_interruptible",
+	"swait_sleep(SWAIT_INTERRUPTIBLE)",
+	"swait_sleep(SWAIT_INTERRUPTIBLE, deadline)",
+	"swait_event", "swait_event_timeout", "swait_completion_wait",
+	"swait_completion_wait_timeout", "swait_sleep(0)",
+};
+
+#define FAR_NS (30LL * 1000000000LL)
+
+struct waiter {
+	pthread_t thread;
+	int kind;
+	struct swait_head head;
+	struct swait_completion comp;
+	int tid;
+	int flag;
+	int result;
+	int queued_after;	/* swait_active() right after the sleep */
+	int done;
+};
+
+static void *waiter_main(void *arg)
+{
+	struct waiter *t = arg;
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+	struct timespec dl;
+	int r = -1;
+
+	uu_store(&t->tid, (int)uu_gettid());
+	switch (t->kind) {
+	case K_EVENT_INTR:
+		r = swait_event_interruptible(&t->head, uu_load(&t->flag));
+		break;
+	case K_EVENT_INTR_TIMEOUT:
+		dl = uu_deadline(CLOCK_MONOTONIC, FAR_NS);
+		r = swait_event_interruptible_timeout(&t->head,
+				uu_load(&t->flag), CLOCK_MONOTONIC, &dl);
+		break;
+	case K_COMPLETION_INTR:
+		r = swait_completion_wait_interruptible(&t->comp);
+		break;
+	case K_SLEEP_INTR:
+	case K_SLEEP_INTR_DEADLINE:
+	case K_SLEEP:
+		dl = uu_deadline(CLOCK_REALTIME, FAR_NS);
+		swait_prepare(&t->head, &w);
+		r = swait_sleep(&t->head, &w,
+				t->kind == K_SLEEP ? 0 : SWAIT_INTERRUPTIBLE,
+				CLOCK_REALTIME,
+				t->kind == K_SLEEP_INTR ? NULL : &dl);
+		t->queued_after = swait_active(&t->head);
+		swait_finish(&t->head, &w);
+		break;
+	case K_EVENT:
+		swait_event(&t->head, uu_load(&t->flag));
+		r = 0;
+		break;
+	case K_EVENT_TIMEOUT:
+		dl = uu_deadline(CLOCK_MONOTONIC, FAR_NS);
+		r = swait_event_timeout(&t->head, uu_load(&t->flag),
+					CLOCK_MONOTONIC, &dl);
+		break;
+	case K_COMPLETION:
+		swait_completion_wait(&t->comp);
+		r = 0;
+		break;
+	case K_COMPLETION_TIMEOUT:
+		dl = uu_deadline(CLOCK_REALTIME, FAR_NS);
+		r = swait_completion_wait_timeout(&t->comp, CLOCK_REALTIME,
+						  &dl);
+		break;
+	}
+	t->result = r;
+	uu_store(&t->done, 1);
+	return NULL;
+}
+
+static struct swait_head *head_of(struct waiter *t)
+{
+	return t->kind == K_COMPLETION_INTR || t->kind == K_COMPLETION ||
+	       t->kind == K_COMPLETION_TIMEOUT ? &t->comp.wait : &t->head;
+}
+
+static void start_waiter(struct waiter *t, int kind)
+{
+	memset(t, 0, sizeof(*t));
+	t->kind = kind;
+	assert_int_equal(pthread_create(&t->thread, NULL, waiter_main, t), 0);
+	assert_true(uu_poll(uu_load(&t->tid) != 0));
+	assert_true(uu_wait_asleep((pid_t)uu_load(&t->tid), head_of(t)));
+}
+
+/* Signal t until it returns; a signal only counts if it hits the sleep. */
+static void signal_until_done(struct waiter *t)
+{
+	int i;
+
+	for (i = 0; i < 1000 && !uu_load(&t->done); i++) {
+		assert_int_equal(pthread_kill(t->thread, SIGUSR1), 0);
+		(void)uu_poll_ns(uu_load(&t->done), 20 * 1000000LL);
+	}
+}
+
+static void test_interruptible_eintr(void **state)
+{
+	struct waiter t;
+	int kind;
+
+	(void)state;
+	uu_watchdog("interruptible waits end with EINTR");
+	for (kind = K_EVENT_INTR; kind <= K_SLEEP_INTR_DEADLINE; kind++) {
+		uu_phase(kind_name[kind]);
+		start_waiter(&t, kind);
+		signal_until_done(&t);
+		assert_int_equal(pthread_join(t.thread, NULL), 0);
+		assert_int_equal(t.result, EINTR);
+		if (kind == K_SLEEP_INTR || kind == K_SLEEP_INTR_DEADLINE)
+			assert_true(t.queued_after);	/* until finish */
+		assert_int_equal(swait_head_destroy(head_of(&t)), 0);
+		if (kind == K_COMPLETION_INTR) {
+			/* The interrupted wait consumed nothing. */
+			assert_false(swait_completion_done(&t.comp));
+			swait_complete(&t.comp);
+			assert_true(swait_completion_try_wait(&t.comp));
+		}
+	}
+	uu_watchdog_done();
+}
+
+/*
+ * Without SWAIT_INTERRUPTIBLE a handler runs and the wait goes on: each
+ * signal is seen to be handled and the thread seen asleep again, queued,
+ * before the condition is finally made true.
+ */
+static void test_uninterruptible_ignores_signals(void **state)
+{
+	struct waiter t;
+	int kind, i, base;
+
+	(void)state;
+	uu_watchdog("uninterruptible waits ignore signals");
+	for (kind = K_EVENT; kind < K_NKINDS; kind++) {
+		uu_phase(kind_name[kind]);
+		start_waiter(&t, kind);
+		for (i = 0; i < 3; i++) {
+			base = __atomic_load_n(&sig_count, __ATOMIC_RELAXED);
+			assert_int_equal(pthread_kill(t.thread, SIGUSR1), 0);
+			assert_true(uu_poll(__atomic_load_n(&sig_count,
+					__ATOMIC_RELAXED) != base));
+			assert_true(uu_wait_asleep((pid_t)uu_load(&t.tid),
+						   head_of(&t)));
+			assert_false(uu_load(&t.done));
+		}
+		uu_phase("releasing");
+		if (kind == K_COMPLETION || kind == K_COMPLETION_TIMEOUT) {
+			swait_complete(&t.comp);
+		} else {
+			uu_store(&t.flag, 1);
+			swait_wake_one(&t.head);
+		}
+		assert_int_equal(pthread_join(t.thread, NULL), 0);
+		assert_int_equal(t.result, 0);
+		assert_int_equal(swait_head_destroy(head_of(&t)), 0);
+		if (kind == K_COMPLETION || kind == K_COMPLETION_TIMEOUT)
+			assert_false(swait_completion_try_wait(&t.comp));
+	}
+	uu_watchdog_done();
+}
+
+struct sig_cond {
+	pthread_t thread;
+	struct swait_head head;
+	int tid;
+	int base;
+	int result;
+	int done;
+};
+
+static void *sig_cond_main(void *arg)
+{
+	struct sig_cond *s = arg;
+
+	uu_store(&s->tid, (int)uu_gettid());
+	s->result = swait_event_interruptible(&s->head,
+			__atomic_load_n(&sig_count, __ATOMIC_RELAXED) !=
+			s->base);
+	uu_store(&s->done, 1);
+	return NULL;
+}
+
+/*
+ * The final re-check after EINTR: the handler itself makes the condition
+ * true, so the sleep ends with EINTR and the macro must still return 0.
+ */
+static void test_eintr_final_recheck(void **state)
+{
+	struct sig_cond s;
+
+	(void)state;
+	uu_watchdog("final re-check after EINTR");
+	memset(&s, 0, sizeof(s));
+	s.base = __atomic_load_n(&sig_count, __ATOMIC_RELAXED);
+	assert_int_equal(pthread_create(&s.thread, NULL, sig_cond_main, &s),
+			 0);
+	assert_true(uu_poll(uu_load(&s.tid) != 0));
+	assert_true(uu_wait_asleep((pid_t)uu_load(&s.tid), &s.head));
+	assert_int_equal(pthread_kill(s.thread, SIGUSR1), 0);
+	assert_int_equal(pthread_join(s.thread, NULL), 0);
+	assert_int_equal(s.result, 0);
+	assert_int_equal(swait_head_destroy(&s.head), 0);
+	uu_watchdog_done();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_interruptible_eintr),
+		cmocka_unit_test(test_uninterruptible_ignores_signals),
+		cmocka_unit_test(test_eintr_final_recheck),
+	};
+
+	return cmocka_run_group_tests(tests, setup, NULL);
+}

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "unitutil.h"
+
+static const char *uu_cur_what;
+static const char *uu_cur_phase;
+
+void uu_pause(unsigned long n)
+{
+	struct timespec nap = { 0, 50 * 1000 };
+
+	if (n < 200)
+		sched_yield();
+	else
+		nanosleep(&nap, NULL);
+}
+
+pid_t uu_gettid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+static ssize_t read_task_file(pid_t tid, const char *name, char *buf,
+			      size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/%s", (int)tid, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return n;
+}
+
+char uu_task_state(pid_t tid)
+{
+	char buf[512];
+	char *p;
+
+	if (read_task_file(tid, "stat", buf, sizeof(buf)) <= 0)
+		return '?';
+	/* The command name may contain anything: the state follows its ')'. */
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || p[2] == '\0')
+		return '?';
+	return p[2];
+}
+
+/*
+ * Whether tid is inside the futex system call.  .../syscall may be
+ * unreadable (ptrace restrictions); then the 'S' state alone has to do.
+ */
+static bool in_futex(pid_t tid)
+{
+	char buf[256];
+
+	if (read_task_file(tid, "syscall", buf, sizeof(buf)) <= 0)
+		return true;
+	return atol(buf) == SYS_futex;
+}
+
+bool uu_wait_asleep(pid_t tid, const struct swait_head *head)
+{
+	return uu_poll(swait_active(head) && uu_task_state(tid) == 'S' &&
+		       in_futex(tid));
+}
+
+static void describe(FILE *out)
+{
+	const char *phase = __atomic_load_n(&uu_cur_phase, __ATOMIC_RELAXED);
+
+	fprintf(out, "  test: %s\n  last phase: %s\n",
+		uu_cur_what ? uu_cur_what : "?",
+		phase ? phase : "(none)");
+}
+
+void uu_phase(const char *phase)
+{
+	__atomic_store_n(&uu_cur_phase, phase, __ATOMIC_RELAXED);
+}
+
+void uu_watchdog(const char *what)
+{
+	uu_cur_what = what;
+	uu_phase("start");
+	tu_watchdog_arm(UU_WATCHDOG_SECONDS, what, describe);
+}
+
+void uu_watchdog_done(void)
+{
+	tu_watchdog_disarm();
+}
+
+struct timespec uu_deadline(clockid_t clock, long long nsec)
+{
+	struct timespec ts;
+	long long t;
+
+	clock_gettime(clock, &ts);
+	t = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec + nsec;
+	ts.tv_sec = (time_t)(t / 1000000000LL);
+	ts.tv_nsec = (long)(t % 1000000000LL);
+	if (ts.tv_nsec < 0) {
+		ts.tv_sec--;
+		ts.tv_nsec += 1000000000L;
+	}
+	return ts;
+}
+
+bool uu_reached(clockid_t clock, const struct timespec *ts)
+{
+	struct timespec now;
+
+	clock_gettime(clock, &now);
+	return now.tv_sec > ts->tv_sec ||
+	       (now.tv_sec == ts->tv_sec && now.tv_nsec >= ts->tv_nsec);
+}
+
+void uu_check_failed(const char *what, const char *file, int line)
+{
+	char buf[512];
+	int n;
+
+	n = snprintf(buf, sizeof(buf), "%s:%d: check failed: %s\n", file,
+		     line, what);
+	if (n > 0)
+		(void)write(STDERR_FILENO, buf,
+			    (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf));
+	_exit(1);
+}
+
+int uu_run_child(void (*fn)(void *), void *arg, unsigned seconds,
+		 struct uu_child *res)
+{
+	char sink[256];
+	size_t len = 0;
+	int fds[2];
+	pid_t pid;
+	ssize_t n;
+
+	memset(res, 0, sizeof(*res));
+	if (pipe(fds) != 0)
+		return -1;
+	/* cmocka's buffered output must not be written twice. */
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		dup2(fds[1], STDERR_FILENO);
+		close(fds[0]);
+		close(fds[1]);
+		signal(SIGABRT, SIG_DFL);
+		signal(SIGSEGV, SIG_DFL);
+		signal(SIGALRM, SIG_DFL);
+		alarm((unsigned)(seconds * tu_slowdown()));
+		fn(arg);
+		_exit(0);	/* not exit(): no atexit, no stdio flush */
+	}
+	close(fds[1]);
+	/* Until EOF: the child's threads share the pipe and die with it. */
+	for (;;) {
+		n = read(fds[0], res->out + len, sizeof(res->out) - 1 - len);
+		if (n > 0) {
+			len += (size_t)n;
+			if (len < sizeof(res->out) - 1)
+				continue;
+			/* Full: drain the rest so the child never blocks. */
+			while (read(fds[0], sink, sizeof(sink)) > 0)
+				;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		break;
+	}
+	res->out[len] = '\0';
+	close(fds[0]);
+	while (waitpid(pid, &res->status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return 0;
+}
+
+bool uu_child_ok(const struct uu_child *res, const char *what)
+{
+	int sig;
+
+	if (WIFEXITED(res->status) && WEXITSTATUS(res->status) == 0)
+		return true;
+	if (WIFSIGNALED(res->status)) {
+		sig = WTERMSIG(res->status);
+		print_error("%s: child killed by signal %d (%s)%s\n", what, sig,
+			    strsignal(sig), sig == SIGALRM ?
+			    ": it hung (lost wakeup?)" : "");
+	} else {
+		print_error("%s: child exited with status %d\n", what,
+			    WEXITSTATUS(res->status));
+	}
+	if (res->out[0])
+		print_error("%s: child's stderr:\n%s", what, res->out);
+	return false;
+}
