@@ -10,8 +10,12 @@
  *
  * What is said, and why each is true (the numbers are lib/swait.c's):
  *
- *  - The head lock is a lock: "acquired" after the winning CAS/exchange,
- *    "released" before the releasing exchange (O4).
+ *  - The head lock orders its critical sections (O4): a happens-before arc
+ *    on the head's address, sent before the releasing store and received
+ *    after the acquiring one.  Not the tools' rwlock annotations: heads
+ *    live on stacks, and DRD aborts when an address it knew as an rwlock
+ *    comes back as an arc object (a waiter's word), or the reverse.  With
+ *    arcs only, every object is of one kind.
  *  - The lock word and head->list.next are synchronisation words, read and
  *    written atomically outside the lock by design (the lock itself, and the
  *    lockless emptiness peek of O1): exempt from race checking.
@@ -39,8 +43,8 @@
 #include <valgrind/helgrind.h>
 #include <valgrind/drd.h>
 
-#define swait_ann_lock_acquired(l)	ANNOTATE_RWLOCK_ACQUIRED(l, 1)
-#define swait_ann_lock_released(l)	ANNOTATE_RWLOCK_RELEASED(l, 1)
+#define swait_ann_lock_acquired(l)	ANNOTATE_HAPPENS_AFTER(l)
+#define swait_ann_lock_released(l)	ANNOTATE_HAPPENS_BEFORE(l)
 #define swait_ann_happens_before(a)	ANNOTATE_HAPPENS_BEFORE(a)
 #define swait_ann_happens_after(a)	ANNOTATE_HAPPENS_AFTER(a)
 #define swait_ann_sync_word(a, n)					\
@@ -52,6 +56,7 @@
 	} while (0)
 #define swait_ann_plain_word(a, n)					\
 	do {								\
+		ANNOTATE_HAPPENS_BEFORE_FORGET_ALL(a);			\
 		VALGRIND_HG_ENABLE_CHECKING((a), (n));			\
 		VALGRIND_DO_CLIENT_REQUEST_STMT(			\
 			VG_USERREQ__DRD_FINISH_SUPPRESSION,		\

@@ -12,6 +12,24 @@
 #include <valgrind/drd.h>
 #endif
 
+void tu_release(const volatile void *addr)
+{
+#if TU_VALGRIND
+	ANNOTATE_HAPPENS_BEFORE(addr);
+#else
+	(void)addr;
+#endif
+}
+
+void tu_acquire(const volatile void *addr)
+{
+#if TU_VALGRIND
+	ANNOTATE_HAPPENS_AFTER(addr);
+#else
+	(void)addr;
+#endif
+}
+
 void tu_sync_var(const volatile void *addr, unsigned long size)
 {
 #if TU_VALGRIND

@@ -42,6 +42,14 @@ long long tu_now_ns(void);
 void tu_sync_var(const volatile void *addr, unsigned long size);
 #define TU_SYNC_VAR(v) tu_sync_var(&(v), sizeof(v))
 
+/*
+ * The happens-before arc of a release store / acquire load on addr, for
+ * Helgrind and DRD: call tu_release(addr) just before the store and
+ * tu_acquire(addr) just after the load that reads it.  No-ops natively.
+ */
+void tu_release(const volatile void *addr);
+void tu_acquire(const volatile void *addr);
+
 /* Pin the calling thread to CPU cpu (modulo the CPUs available); 0 or -1. */
 int tu_pin_self(int cpu);
 

@@ -93,6 +93,7 @@ static void describe(FILE *out)
 
 void uu_phase(const char *phase)
 {
+	TU_SYNC_VAR(uu_cur_phase);
 	__atomic_store_n(&uu_cur_phase, phase, __ATOMIC_RELAXED);
 }
 

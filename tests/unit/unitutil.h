@@ -109,20 +109,37 @@ struct timespec uu_deadline(clockid_t clock, long long nsec);
 /* Whether clock has reached the absolute time *ts. */
 bool uu_reached(clockid_t clock, const struct timespec *ts);
 
-/* Atomic int helpers for flags shared with worker threads. */
+/*
+ * Atomic int helpers for flags shared with worker threads.  Each tells
+ * Helgrind/DRD that *p is a synchronisation word (tu_sync_var): they do not
+ * model atomics and would report every access as a race.
+ */
 static inline int uu_load(const int *p)
 {
-	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+	int v;
+
+	tu_sync_var(p, sizeof(*p));
+	v = __atomic_load_n(p, __ATOMIC_ACQUIRE);
+	tu_acquire(p);
+	return v;
 }
 
 static inline void uu_store(int *p, int v)
 {
+	tu_sync_var(p, sizeof(*p));
+	tu_release(p);
 	__atomic_store_n(p, v, __ATOMIC_RELEASE);
 }
 
 static inline int uu_inc(int *p)
 {
-	return __atomic_add_fetch(p, 1, __ATOMIC_ACQ_REL);
+	int v;
+
+	tu_sync_var(p, sizeof(*p));
+	tu_release(p);
+	v = __atomic_add_fetch(p, 1, __ATOMIC_ACQ_REL);
+	tu_acquire(p);
+	return v;
 }
 
 #endif
