@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench.h - what the pieces of swait-bench share.
+ *
+ * The program is a measuring instrument, so its structure follows the
+ * method of issue 4:
+ *
+ *  - mech.c      the mechanisms: every way a thread can sleep until another
+ *                thread hands it one unit of work, behind one table of
+ *                function pointers (struct mech), all with counting
+ *                semantics so that every scenario can use every mechanism.
+ *  - pingpong.c, nowaiter.c, broadcast.c, latency.c, timedwait.c,
+ *    prodcons.c  one scenario each.  A scenario runs its trials (every
+ *                repetition runs each mechanism once, order rotated, fresh
+ *                threads per trial) and hands every kept sample to
+ *                results.c as a struct trial.
+ *  - results.c   keeps every trial, then computes percentiles over the
+ *                pooled samples and ratios per repetition, and prints them
+ *                as a table, CSV or JSON.  plot.c draws them with gnuplot.
+ *  - util.c      clocks, placement, thread start, per-thread counters
+ *                (context switches, futex calls), the run header.
+ */
+#ifndef SWAIT_BENCH_H
+#define SWAIT_BENCH_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+/* ---------------------------------------------------------------- options */
+
+enum placement { PLACE_SAME, PLACE_SPLIT, PLACE_FREE };
+enum format { FMT_TABLE, FMT_CSV, FMT_JSON };
+
+struct opts {
+	unsigned scenarios;		/* bit i: scenario i of the table */
+	const char *mech_list;		/* --mech as given, NULL: all */
+	enum placement cpus;
+	int reps;
+	long iterations;		/* 0: the scenario's default */
+	double duration;		/* seconds per trial, 0: iterations */
+	int threads;			/* 0: the scenario's default */
+	bool rt;
+	bool quick;
+	bool count_futex;
+	bool progress;			/* stderr is a terminal */
+	enum format format;
+	const char *output;
+	const char *plot;
+	int cpu_a, cpu_b;		/* the CPUs "same" and "split" use */
+};
+
+extern struct opts opt;
+
+/* --------------------------------------------------------------- mechanisms */
+
+/* One counting channel; its layout is private to mech.c. */
+struct chan;
+
+/* Which scenarios a mechanism takes part in. */
+#define MF_HANDOFF	0x1u	/* post/wait: pingpong, latency, prodcons */
+#define MF_TIMED	0x2u	/* timedwait */
+
+struct mech {
+	const char *name;	/* the --mech name */
+	const char *desc;	/* one line for --help */
+	unsigned flags;
+	void (*setup)(struct chan *c);
+	void (*teardown)(struct chan *c);
+	/* Make one unit available and wake one waiter. */
+	void (*post)(struct chan *c);
+	/* Take one unit, sleeping while there is none. */
+	void (*wait)(struct chan *c);
+	/* As wait, until an absolute deadline: 0 or ETIMEDOUT. */
+	int (*timedwait)(struct chan *c, clockid_t clock,
+			 const struct timespec *deadline);
+	/* Whether the futex calls are counted by our own wrappers. */
+	bool own_futex_count;
+};
+
+extern const struct mech mechs[];
+extern const size_t nmechs;
+
+struct chan *chan_new(const struct mech *m);
+void chan_free(const struct mech *m, struct chan *c);
+int mech_index(const char *name);
+
+/* Whether name is selected by --mech (all are when --mech is absent). */
+bool mech_selected(const char *name);
+/* Whether name is a mechanism of any scenario; for --mech checking. */
+bool mech_name_known(const char *name);
+
+/* Raw futex wrappers, counted per thread. */
+extern _Thread_local unsigned long tl_futex_wake, tl_futex_wait;
+void bench_futex_wake(uint32_t *word, int n);
+int bench_futex_wait(uint32_t *word, uint32_t val, clockid_t clock,
+		     const struct timespec *deadline);
+
+/* ------------------------------------------------------------------ util */
+
+uint64_t now_ns(void);
+double ts_to_ns(const struct timespec *ts);
+struct timespec ns_to_ts(uint64_t ns);
+void *alloc_samples(size_t n);		/* pre-faulted, never NULL */
+void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void watchdog_start(void);
+
+/* Start a thread on cpu (-1: anywhere), SCHED_FIFO if --rt. */
+pthread_t spawn(void *(*fn)(void *), void *arg, int cpu);
+/* The CPU for thread i of a trial: a for the waker side, b for the other. */
+int place_cpu(bool waker_side);
+const char *placement_name(enum placement p);
+
+/* Per-thread counters over a measured stretch. */
+struct tcount {
+	long csw;			/* voluntary + involuntary switches */
+	unsigned long fwake, fwait;	/* our wrappers' futex calls */
+	long tp_wake, tp_wait, tp_all;	/* tracepoint counts, -1: none */
+	int cpu_begin, cpu_end;
+	bool moved;			/* seen on another CPU in between */
+	int tp_fd[3];
+};
+void tcount_begin(struct tcount *t);
+void tcount_end(struct tcount *t);
+/* Note a migration; call now and then inside the measured stretch. */
+void tcount_check_cpu(struct tcount *t);
+/* Whether futex calls can be counted by a tracepoint; why not in *why. */
+bool futex_tracepoint_available(const char **why);
+/* Attach tracepoint counters to this thread (before tcount_begin). */
+void tcount_tracepoint(struct tcount *t, bool on);
+void tcount_close(struct tcount *t);
+bool tracefs_private_mount(void);
+
+/* "same" or "split" for two threads' counts; "migrated" otherwise. */
+const char *regime_of(const struct tcount *a, const struct tcount *b);
+
+struct sysinfo_hdr {
+	char kernel[256];
+	char cpu_model[128];
+	int vcpus;
+	char glibc[32];
+	char policy[32];
+	char load_before[64];
+	char load_after[64];
+	char started[32];
+};
+extern struct sysinfo_hdr hdr;
+void header_begin(void);
+void header_end(void);
+
+/* --------------------------------------------------------------- results */
+
+struct trial {
+	const char *scenario;
+	const char *metric;	/* e.g. "round_trip" */
+	const char *unit;	/* "ns", "items/s", "ratio" */
+	char series[32];	/* a scenario parameter, e.g. "n=64" */
+	const char *mech;
+	const char *regime;	/* "same", "split", "migrated" */
+	int rep;
+	double *v;		/* samples, owned by results.c once added */
+	size_t n;
+	double csw, fwake, fwait;	/* per operation, NAN: unknown */
+};
+
+/* Hand a trial (and its sample buffer) over to results.c. */
+void trial_add(const struct trial *t);
+/* Attach counts measured in a separate counting run. */
+void counts_set(const char *scenario, const char *series, const char *mech,
+		double fwake, double fwait);
+
+struct row {
+	const char *scenario, *metric, *unit, *mech, *regime;
+	const char *series;
+	int reps;
+	size_t samples;
+	double median, p90, p99, p999, p9999, max, mean;
+	const char *ref1, *ref2;
+	double r1_med, r1_min, r1_max;
+	double r2_med, r2_min, r2_max;
+	bool noisy;		/* the block's reference spread > 10 % */
+	double csw, fwake, fwait;
+	double *sorted;		/* pooled samples, ascending */
+	double *rep_med;	/* median of each repetition, NAN: none */
+};
+
+/* References for the ratios of a scenario's rows. */
+void scenario_refs(const char *scenario, const char *ref1, const char *ref2);
+/* Group the trials into rows (once, after all scenarios ran). */
+size_t results_rows(struct row **rows);
+void results_print(FILE *f, enum format fmt);
+
+/* ------------------------------------------------------------- scenarios */
+
+struct scenario {
+	const char *name;
+	const char *help;
+	void (*run)(void);
+};
+
+extern const struct scenario scenarios[];
+extern const size_t nscenarios;
+
+void run_pingpong(void);
+void run_nowaiter(void);
+void run_broadcast(void);
+void run_latency(void);
+void run_timedwait(void);
+void run_prodcons(void);
+
+/* Iterations for a trial: --iterations, else def (def_quick with --quick). */
+long trial_iterations(long def, long def_quick);
+/* The trial's time budget in ns, 0 when counting iterations. */
+uint64_t trial_duration_ns(void);
+
+int plot_write(const char *file);
+bool plot_available(void);
+
+#endif /* SWAIT_BENCH_H */

@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: MIT
+/*
+ * broadcast.c - one wake-all for N sleeping waiters.
+ *
+ * Before each round the waker checks that every waiter is really asleep:
+ * each one has said it is about to wait, and its thread is in state S in
+ * /proc/self/task/TID/stat.  Only then does the waker read the clock and
+ * wake them all.  Each waiter stamps the clock when its wait returns; a round
+ * gives the time to the first and to the last waiter running, and the
+ * waker's own time in the wake call.  Round 0 is a warm-up.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <math.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <swait.h>
+
+#include "bench.h"
+
+struct bc;
+
+struct bc_mech {
+	const char *name;
+	void (*wait)(struct bc *b, uint32_t round);
+	void (*wake)(struct bc *b, uint32_t round);
+};
+
+struct bc_waiter {
+	struct bc *b;
+	pid_t tid;
+	uint32_t ready;		/* round it is about to wait for, plus 1 */
+	uint64_t *stamp;	/* per round */
+};
+
+struct bc {
+	const struct bc_mech *m;
+	uint32_t gen;		/* rounds released */
+	uint32_t done;		/* waiters that stamped, all rounds */
+	struct swait_head head;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int n, rounds;
+	struct bc_waiter *w;
+	bool tracepoint;	/* count the waker's futex calls */
+	struct tcount tc;
+};
+
+static uint32_t gen_acquire(struct bc *b)
+{
+	return __atomic_load_n(&b->gen, __ATOMIC_ACQUIRE);
+}
+
+static void swait_bwait(struct bc *b, uint32_t r)
+{
+	swait_event(&b->head, gen_acquire(b) > r);
+}
+
+static void swait_bwake(struct bc *b, uint32_t r)
+{
+	__atomic_store_n(&b->gen, r + 1, __ATOMIC_RELEASE);
+	swait_wake_all(&b->head);
+}
+
+static void cond_bwait(struct bc *b, uint32_t r)
+{
+	pthread_mutex_lock(&b->mu);
+	while (b->gen <= r)
+		pthread_cond_wait(&b->cv, &b->mu);
+	pthread_mutex_unlock(&b->mu);
+}
+
+static void cond_bwake(struct bc *b, uint32_t r)
+{
+	pthread_mutex_lock(&b->mu);
+	b->gen = r + 1;
+	pthread_cond_broadcast(&b->cv);
+	pthread_mutex_unlock(&b->mu);
+}
+
+static void futex_bwait(struct bc *b, uint32_t r)
+{
+	uint32_t g;
+
+	while ((g = gen_acquire(b)) <= r)
+		bench_futex_wait(&b->gen, g, CLOCK_MONOTONIC, NULL);
+}
+
+static void futex_bwake(struct bc *b, uint32_t r)
+{
+	__atomic_store_n(&b->gen, r + 1, __ATOMIC_RELEASE);
+	bench_futex_wake(&b->gen, INT_MAX);
+}
+
+static const struct bc_mech bc_mechs[] = {
+	{ "swait", swait_bwait, swait_bwake },
+	{ "cond", cond_bwait, cond_bwake },
+	{ "futex", futex_bwait, futex_bwake },
+};
+
+static void *bc_thread(void *arg)
+{
+	struct bc_waiter *w = arg;
+	struct bc *b = w->b;
+
+	w->tid = (pid_t)syscall(SYS_gettid);
+	for (int r = 0; r < b->rounds; r++) {
+		__atomic_store_n(&w->ready, (uint32_t)r + 1, __ATOMIC_RELEASE);
+		b->m->wait(b, (uint32_t)r);
+		w->stamp[r] = now_ns();
+		__atomic_fetch_add(&b->done, 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+/* The state letter of a thread of ours, or '?' */
+static char thread_state(pid_t tid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return '?';
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return '?';
+	buf[n] = 0;
+	p = strrchr(buf, ')');	/* comm may hold spaces and parentheses */
+	return p && p[1] == ' ' ? p[2] : '?';
+}
+
+/* Wait until every waiter announced round r and sleeps; false on timeout. */
+static bool all_asleep(struct bc *b, uint32_t r)
+{
+	uint64_t give_up = now_ns() + 5000000000u;
+	int i = 0;
+
+	while (i < b->n) {
+		struct bc_waiter *w = &b->w[i];
+
+		if (__atomic_load_n(&w->ready, __ATOMIC_ACQUIRE) == r + 1 &&
+		    __atomic_load_n(&w->tid, __ATOMIC_RELAXED) != 0 &&
+		    thread_state(w->tid) == 'S') {
+			i++;
+			continue;
+		}
+		if (now_ns() > give_up)
+			return false;
+		usleep(50);
+	}
+	return true;
+}
+
+struct bc_out {
+	double *first, *last, *waker;
+	int kept;
+	bool unverified;
+};
+
+struct bc_run {
+	struct bc *b;
+	struct bc_out *o;
+};
+
+/* The waker, a thread of its own so that placement applies to it. */
+static void *bc_waker(void *arg)
+{
+	struct bc *b = ((struct bc_run *)arg)->b;
+	struct bc_out *o = ((struct bc_run *)arg)->o;
+
+	o->kept = 0;
+	tcount_tracepoint(&b->tc, b->tracepoint);
+	b->tc.tp_wake = b->tc.tp_all = 0;
+	for (int r = 0; r < b->rounds; r++) {
+		uint64_t t0, t1, lo = UINT64_MAX, hi = 0;
+		struct tcount tc = b->tc;
+
+		if (!all_asleep(b, (uint32_t)r))
+			o->unverified = true;
+		if (b->tracepoint)
+			tcount_begin(&tc);	/* only around the wake */
+		t0 = now_ns();
+		b->m->wake(b, (uint32_t)r);
+		t1 = now_ns();
+		if (b->tracepoint) {
+			tcount_end(&tc);
+			if (tc.tp_wake > 0)
+				b->tc.tp_wake += tc.tp_wake;
+		}
+		while (__atomic_load_n(&b->done, __ATOMIC_ACQUIRE) <
+		       (uint32_t)(b->n * (r + 1)))
+			sched_yield();
+		for (int i = 0; i < b->n; i++) {
+			uint64_t s = b->w[i].stamp[r];
+
+			lo = s < lo ? s : lo;
+			hi = s > hi ? s : hi;
+		}
+		if (r == 0)
+			continue;	/* warm-up */
+		o->first[o->kept] = (double)(lo - t0);
+		o->last[o->kept] = (double)(hi - t0);
+		o->waker[o->kept] = (double)(t1 - t0);
+		o->kept++;
+	}
+	tcount_close(&b->tc);
+	return NULL;
+}
+
+static void bc_trial(struct bc *b, struct bc_out *o)
+{
+	pthread_t *t = calloc((size_t)b->n, sizeof(*t));
+	struct bc_run run = { b, o };
+
+	if (!t)
+		die("out of memory");
+	b->gen = 0;
+	b->done = 0;
+	swait_head_init(&b->head);
+	pthread_mutex_init(&b->mu, NULL);
+	pthread_cond_init(&b->cv, NULL);
+	for (int i = 0; i < b->n; i++) {
+		b->w[i].b = b;
+		b->w[i].tid = 0;
+		b->w[i].ready = 0;
+		t[i] = spawn(bc_thread, &b->w[i], place_cpu(false));
+	}
+	pthread_join(spawn(bc_waker, &run, place_cpu(true)), NULL);
+	for (int i = 0; i < b->n; i++)
+		pthread_join(t[i], NULL);
+	free(t);
+	pthread_cond_destroy(&b->cv);
+	pthread_mutex_destroy(&b->mu);
+}
+
+static void bc_add(const char *metric, const char *mech, const char *series,
+		   int rep, double *v, int n)
+{
+	struct trial t;
+
+	memset(&t, 0, sizeof(t));
+	t.scenario = "broadcast";
+	t.metric = metric;
+	t.unit = "ns";
+	snprintf(t.series, sizeof(t.series), "%s", series);
+	t.mech = mech;
+	t.regime = opt.cpus == PLACE_FREE ? "free" : placement_name(opt.cpus);
+	t.rep = rep;
+	t.v = v;
+	t.n = (size_t)n;
+	t.csw = t.fwake = t.fwait = NAN;
+	trial_add(&t);
+}
+
+void run_broadcast(void)
+{
+	static const int ns_default[] = { 1, 8, 64, 256 };
+	int ns[4], nn = 0;
+	const struct bc_mech *sel[4];
+	size_t nsel = 0;
+	struct bc b;
+	bool unverified = false;
+
+	for (size_t i = 0; i < sizeof(bc_mechs) / sizeof(bc_mechs[0]); i++)
+		if (mech_selected(bc_mechs[i].name))
+			sel[nsel++] = &bc_mechs[i];
+	if (nsel == 0)
+		return;
+	scenario_refs("broadcast", "cond", "futex");
+	if (opt.threads)
+		ns[nn++] = opt.threads;
+	else
+		for (int i = 0; i < 4; i++)
+			ns[nn++] = ns_default[i];
+	memset(&b, 0, sizeof(b));
+	b.rounds = 1 + (int)trial_iterations(10, 3);
+	for (int in = 0; in < nn; in++) {
+		char series[32];
+
+		b.n = ns[in];
+		snprintf(series, sizeof(series), "n=%d", b.n);
+		b.w = calloc((size_t)b.n, sizeof(*b.w));
+		if (!b.w)
+			die("out of memory");
+		for (int i = 0; i < b.n; i++)
+			b.w[i].stamp = alloc_samples((size_t)b.rounds);
+		for (int rep = 0; rep < opt.reps; rep++) {
+			for (size_t k = 0; k < nsel; k++) {
+				struct bc_out o;
+
+				b.m = sel[(k + (size_t)rep) % nsel];
+				progress("broadcast: %s rep %d/%d %s", series,
+					 rep + 1, opt.reps, b.m->name);
+				o.first = alloc_samples((size_t)b.rounds);
+				o.last = alloc_samples((size_t)b.rounds);
+				o.waker = alloc_samples((size_t)b.rounds);
+				o.unverified = false;
+				bc_trial(&b, &o);
+				unverified |= o.unverified;
+				bc_add("first_running", b.m->name, series, rep,
+				       o.first, o.kept);
+				bc_add("last_running", b.m->name, series, rep,
+				       o.last, o.kept);
+				bc_add("waker_call", b.m->name, series, rep,
+				       o.waker, o.kept);
+			}
+		}
+		for (size_t k = 0; opt.count_futex &&
+		     futex_tracepoint_available(NULL) && k < nsel; k++) {
+			struct bc_out o;
+
+			/* A separate, untimed trial under the tracepoint. */
+			b.m = sel[k];
+			b.tracepoint = true;
+			progress("broadcast: %s counting futex calls, %s",
+				 series, b.m->name);
+			o.first = alloc_samples((size_t)b.rounds);
+			o.last = alloc_samples((size_t)b.rounds);
+			o.waker = alloc_samples((size_t)b.rounds);
+			bc_trial(&b, &o);
+			counts_set("broadcast", series, b.m->name,
+				   (double)b.tc.tp_wake / b.rounds, NAN);
+			b.tracepoint = false;
+			free(o.first);
+			free(o.last);
+			free(o.waker);
+		}
+		for (int i = 0; i < b.n; i++)
+			free(b.w[i].stamp);
+		free(b.w);
+	}
+	if (unverified)
+		fprintf(stderr, "swait-bench: broadcast: some waiters were not "
+			"seen asleep within 5 s; those rounds ran anyway\n");
+}

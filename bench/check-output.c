@@ -1,0 +1,493 @@
+// SPDX-License-Identifier: MIT
+/*
+ * check-output - the test that holds swait-bench to its documented output
+ * schema (bench/README.md) and to its command-line contract.
+ *
+ *	check-output BENCH csv|json [ARGS...]	run BENCH ARGS --format FMT,
+ *						parse stdout, check the schema
+ *	check-output BENCH badarg ARG...	BENCH ARG... must exit 2 with
+ *						one stderr line naming the
+ *						last ARG (or its value)
+ *
+ * No dependency beyond libc: a small JSON parser lives here.
+ */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* The schema: keep in step with results.c and README.md. */
+static const char *const columns[] = {
+	"scenario", "metric", "unit", "series", "mechanism", "placement",
+	"regime", "reps", "samples", "median", "p90", "p99", "p99_9",
+	"p99_99", "max", "mean", "ref1", "ratio1_median", "ratio1_min",
+	"ratio1_max", "ref2", "ratio2_median", "ratio2_min", "ratio2_max",
+	"noisy", "csw_per_op", "futex_wake_per_op", "futex_wait_per_op",
+};
+#define NCOLS (sizeof(columns) / sizeof(columns[0]))
+
+enum kind { K_STR, K_STR_NULL, K_NUM, K_BOOL };
+
+static enum kind kind_of(size_t c)
+{
+	const char *n = columns[c];
+
+	if (!strcmp(n, "ref1") || !strcmp(n, "ref2"))
+		return K_STR_NULL;
+	if (!strcmp(n, "noisy"))
+		return K_BOOL;
+	return c < 7 ? K_STR : K_NUM;
+}
+
+static const char *const scenarios[] = {
+	"pingpong", "nowaiter", "broadcast", "latency", "timedwait",
+	"prodcons",
+};
+
+static int failures;
+
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("check-output: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	failures++;
+}
+
+/* Run argv, collect stdout (and stderr into *err if non-NULL). */
+static char *run(char **argv, int *status, char **err)
+{
+	int out[2], ep[2];
+	pid_t pid;
+	char *buf[2] = { NULL, NULL };
+	size_t len[2] = { 0, 0 };
+
+	if (pipe(out) || pipe(ep)) {
+		perror("pipe");
+		exit(99);
+	}
+	pid = fork();
+	if (pid == 0) {
+		dup2(out[1], 1);
+		dup2(ep[1], 2);
+		close(out[0]);
+		close(ep[0]);
+		execv(argv[0], argv);
+		perror(argv[0]);
+		_exit(127);
+	}
+	close(out[1]);
+	close(ep[1]);
+	for (int i = 0; i < 2; i++) {
+		int fd = i ? ep[0] : out[0];
+		char chunk[4096];
+		ssize_t n;
+
+		while ((n = read(fd, chunk, sizeof(chunk))) > 0) {
+			buf[i] = realloc(buf[i], len[i] + (size_t)n + 1);
+			memcpy(buf[i] + len[i], chunk, (size_t)n);
+			len[i] += (size_t)n;
+		}
+		if (!buf[i])
+			buf[i] = calloc(1, 1);
+		buf[i][len[i]] = 0;
+		close(fd);
+	}
+	waitpid(pid, status, 0);
+	if (err)
+		*err = buf[1];
+	else
+		free(buf[1]);
+	return buf[0];
+}
+
+static bool is_number(const char *s)
+{
+	char *end;
+
+	if (!*s)
+		return false;
+	strtod(s, &end);
+	return *end == 0 && !strchr(s, 'n') && !strchr(s, 'N');
+}
+
+static bool known_scenario(const char *s)
+{
+	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
+		if (!strcmp(s, scenarios[i]))
+			return true;
+	return false;
+}
+
+/* ------------------------------------------------------------------- CSV */
+
+static void check_csv(char *text, unsigned *seen)
+{
+	char *line, *save = NULL;
+	bool header = false;
+	int rows = 0, lineno = 0;
+
+	for (line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *f[NCOLS + 1], *p = line;
+		size_t n = 0;
+
+		lineno++;
+		if (lineno == 1 && strncmp(line, "# swait-bench ", 14))
+			fail("csv: line 1 is not '# swait-bench VERSION'");
+		if (line[0] == '#') {
+			if (header)
+				fail("csv: comment after the column line");
+			continue;
+		}
+		while (n <= NCOLS) {
+			f[n++] = p;
+			p = strchr(p, ',');
+			if (!p)
+				break;
+			*p++ = 0;
+		}
+		if (n != NCOLS) {
+			fail("csv: line %d has %zu fields, not %zu", lineno, n,
+			     NCOLS);
+			continue;
+		}
+		if (!header) {
+			for (size_t c = 0; c < NCOLS; c++)
+				if (strcmp(f[c], columns[c]))
+					fail("csv: column %zu is '%s', not "
+					     "'%s'", c + 1, f[c], columns[c]);
+			header = true;
+			continue;
+		}
+		rows++;
+		for (size_t c = 0; c < NCOLS; c++) {
+			switch (kind_of(c)) {
+			case K_STR:
+				if (!*f[c] && strcmp(columns[c], "series"))
+					fail("csv: line %d: empty %s", lineno,
+					     columns[c]);
+				break;
+			case K_STR_NULL:
+				break;
+			case K_NUM:
+				if (*f[c] && !is_number(f[c]))
+					fail("csv: line %d: %s '%s' is not a "
+					     "number", lineno, columns[c],
+					     f[c]);
+				break;
+			case K_BOOL:
+				if (strcmp(f[c], "true") &&
+				    strcmp(f[c], "false"))
+					fail("csv: line %d: noisy '%s'", lineno,
+					     f[c]);
+				break;
+			}
+		}
+		if (!known_scenario(f[0]))
+			fail("csv: line %d: unknown scenario '%s'", lineno,
+			     f[0]);
+		for (size_t i = 0; i < 6; i++)
+			if (!strcmp(f[0], scenarios[i]))
+				*seen |= 1u << i;
+		if (*f[9] && *f[11] && *f[14] &&
+		    !(atof(f[9]) <= atof(f[11]) && atof(f[11]) <= atof(f[14])))
+			fail("csv: line %d: median <= p99 <= max fails", lineno);
+	}
+	if (!header)
+		fail("csv: no column line");
+	if (rows == 0)
+		fail("csv: no result rows");
+}
+
+/* ------------------------------------------------------------------ JSON */
+
+enum jt { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ };
+
+struct jv {
+	enum jt t;
+	double num;
+	char *str;
+	size_t n;
+	char **keys;
+	struct jv *items;
+};
+
+static const char *jp;
+
+static void ws(void)
+{
+	while (isspace((unsigned char)*jp))
+		jp++;
+}
+
+static bool parse_value(struct jv *v);
+
+static bool parse_string(char **out)
+{
+	size_t cap = 16, n = 0;
+	char *s = malloc(cap);
+
+	if (*jp++ != '"')
+		return false;
+	while (*jp && *jp != '"') {
+		char c = *jp++;
+
+		if (c == '\\') {
+			c = *jp++;
+			if (c == 'u') {
+				for (int i = 0; i < 4; i++)
+					if (!isxdigit((unsigned char)*jp++))
+						return false;
+				c = '?';
+			} else if (!strchr("\"\\/bfnrt", c) || !c) {
+				return false;
+			}
+		} else if ((unsigned char)c < 0x20) {
+			return false;
+		}
+		if (n + 2 > cap)
+			s = realloc(s, cap *= 2);
+		s[n++] = c;
+	}
+	if (*jp++ != '"')
+		return false;
+	s[n] = 0;
+	*out = s;
+	return true;
+}
+
+static bool parse_value(struct jv *v)
+{
+	memset(v, 0, sizeof(*v));
+	ws();
+	if (*jp == '{' || *jp == '[') {
+		bool obj = *jp++ == '{';
+
+		v->t = obj ? J_OBJ : J_ARR;
+		ws();
+		if (*jp == (obj ? '}' : ']')) {
+			jp++;
+			return true;
+		}
+		for (;;) {
+			v->items = realloc(v->items, (v->n + 1) *
+					   sizeof(*v->items));
+			v->keys = realloc(v->keys, (v->n + 1) *
+					  sizeof(*v->keys));
+			v->keys[v->n] = NULL;
+			if (obj) {
+				ws();
+				if (!parse_string(&v->keys[v->n]))
+					return false;
+				ws();
+				if (*jp++ != ':')
+					return false;
+			}
+			if (!parse_value(&v->items[v->n++]))
+				return false;
+			ws();
+			if (*jp == ',') {
+				jp++;
+				continue;
+			}
+			return *jp++ == (obj ? '}' : ']');
+		}
+	}
+	if (*jp == '"') {
+		v->t = J_STR;
+		return parse_string(&v->str);
+	}
+	if (!strncmp(jp, "null", 4)) {
+		jp += 4;
+		return true;
+	}
+	if (!strncmp(jp, "true", 4) || !strncmp(jp, "false", 5)) {
+		v->t = J_BOOL;
+		v->num = *jp == 't';
+		jp += *jp == 't' ? 4 : 5;
+		return true;
+	}
+	if (*jp == '-' || isdigit((unsigned char)*jp)) {
+		char *end;
+
+		v->t = J_NUM;
+		v->num = strtod(jp, &end);
+		if (end == jp)
+			return false;
+		jp = end;
+		return true;
+	}
+	return false;
+}
+
+static const struct jv *get(const struct jv *o, const char *key)
+{
+	if (o->t != J_OBJ)
+		return NULL;
+	for (size_t i = 0; i < o->n; i++)
+		if (!strcmp(o->keys[i], key))
+			return &o->items[i];
+	return NULL;
+}
+
+static void check_json(const char *text, unsigned *seen)
+{
+	static const char *const hdr_str[] = {
+		"kernel", "cpu_model", "glibc", "policy", "placement",
+		"load_before", "load_after", "started", "futex_counts",
+	};
+	struct jv root;
+	const struct jv *h, *res, *x;
+
+	jp = text;
+	if (!parse_value(&root)) {
+		fail("json: syntax error at offset %td", jp - text);
+		return;
+	}
+	ws();
+	if (*jp)
+		fail("json: trailing text at offset %td", jp - text);
+	if (root.t != J_OBJ) {
+		fail("json: top level is not an object");
+		return;
+	}
+	x = get(&root, "tool");
+	if (!x || x->t != J_STR || strcmp(x->str, "swait-bench"))
+		fail("json: tool is not \"swait-bench\"");
+	x = get(&root, "version");
+	if (!x || x->t != J_STR)
+		fail("json: no version string");
+	x = get(&root, "schema");
+	if (!x || x->t != J_NUM || x->num != 1)
+		fail("json: schema is not 1");
+	h = get(&root, "header");
+	if (!h || h->t != J_OBJ) {
+		fail("json: no header object");
+	} else {
+		for (size_t i = 0; i < sizeof(hdr_str) / sizeof(hdr_str[0]); i++)
+			if (!(x = get(h, hdr_str[i])) || x->t != J_STR)
+				fail("json: header.%s is not a string",
+				     hdr_str[i]);
+		if (!(x = get(h, "vcpus")) || x->t != J_NUM || x->num < 1)
+			fail("json: header.vcpus is not a count");
+		if (!(x = get(h, "reps")) || x->t != J_NUM || x->num < 1)
+			fail("json: header.reps is not a count");
+		if (!(x = get(h, "cpus")) || x->t != J_ARR || x->n != 2)
+			fail("json: header.cpus is not a pair");
+	}
+	res = get(&root, "results");
+	if (!res || res->t != J_ARR || res->n == 0) {
+		fail("json: results is not a non-empty array");
+		return;
+	}
+	for (size_t i = 0; i < res->n; i++) {
+		const struct jv *r = &res->items[i];
+
+		if (r->t != J_OBJ || r->n != NCOLS) {
+			fail("json: results[%zu] is not an object of %zu keys",
+			     i, NCOLS);
+			continue;
+		}
+		for (size_t c = 0; c < NCOLS; c++) {
+			x = get(r, columns[c]);
+			if (!x) {
+				fail("json: results[%zu] has no %s", i,
+				     columns[c]);
+				continue;
+			}
+			switch (kind_of(c)) {
+			case K_STR:
+				if (x->t != J_STR)
+					fail("json: results[%zu].%s is not a "
+					     "string", i, columns[c]);
+				break;
+			case K_STR_NULL:
+				if (x->t != J_STR && x->t != J_NULL)
+					fail("json: results[%zu].%s", i,
+					     columns[c]);
+				break;
+			case K_NUM:
+				if (x->t != J_NUM && x->t != J_NULL)
+					fail("json: results[%zu].%s is not a "
+					     "number or null", i, columns[c]);
+				break;
+			case K_BOOL:
+				if (x->t != J_BOOL)
+					fail("json: results[%zu].noisy is not "
+					     "a boolean", i);
+				break;
+			}
+		}
+		x = get(r, "scenario");
+		if (x && x->t == J_STR) {
+			if (!known_scenario(x->str))
+				fail("json: unknown scenario '%s'", x->str);
+			for (size_t k = 0; k < 6; k++)
+				if (!strcmp(x->str, scenarios[k]))
+					*seen |= 1u << k;
+		}
+		x = get(r, "samples");
+		if (x && (x->t != J_NUM || x->num < 1))
+			fail("json: results[%zu].samples < 1", i);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	char *args[64], *out, *err = NULL, format[] = "--format";
+	int status, n = 0;
+	unsigned seen = 0;
+
+	if (argc < 3 || argc > 50) {
+		fprintf(stderr, "usage: check-output BENCH csv|json|badarg "
+			"[ARGS...]\n");
+		return 99;
+	}
+	args[n++] = argv[1];
+	for (int i = 3; i < argc; i++)
+		args[n++] = argv[i];
+	if (!strcmp(argv[2], "badarg")) {
+		const char *last = argv[argc - 1];
+		const char *eq = strchr(last, '=');
+		char *nl;
+
+		args[n] = NULL;
+		free(run(args, &status, &err));
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 2)
+			fail("badarg: '%s' did not exit with status 2", last);
+		nl = strchr(err, '\n');
+		if (!nl || nl[1])
+			fail("badarg: stderr is not one line: '%s'", err);
+		if (!strstr(err, eq ? eq + 1 : last))
+			fail("badarg: message does not name '%s': %s", last,
+			     err);
+		return failures ? 1 : 0;
+	}
+	args[n++] = format;
+	args[n++] = argv[2];
+	args[n] = NULL;
+	out = run(args, &status, &err);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail("%s exited with status %d: %s", argv[1],
+		     WIFEXITED(status) ? WEXITSTATUS(status) : -1, err);
+	if (!strcmp(argv[2], "csv"))
+		check_csv(out, &seen);
+	else if (!strcmp(argv[2], "json"))
+		check_json(out, &seen);
+	else
+		fail("unknown check '%s'", argv[2]);
+	if (getenv("CHECK_ALL_SCENARIOS") && seen != 0x3f)
+		fail("not every scenario has results (seen mask %#x)", seen);
+	if (failures)
+		fprintf(stderr, "check-output: %d failure(s)\n", failures);
+	return failures ? 1 : 0;
+}

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: MIT
+/*
+ * latency.c - one-way wake latency, in the style of rt-tests' ptsematest.
+ *
+ * The waker sleeps an interval (so that the other thread is surely asleep
+ * in its wait), stamps CLOCK_MONOTONIC, and posts; the woken thread stamps
+ * the clock as soon as its wait returns and acknowledges on a second
+ * channel.  A sample is the difference of the two stamps: everything from
+ * the wake call to the woken thread running again.  With --rt both threads
+ * are SCHED_FIFO and memory is locked.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+
+#include "bench.h"
+
+#define INTERVAL_NS 50000	/* between two wakes */
+
+struct lat {
+	const struct mech *m;
+	struct chan *go, *ack;
+	long warm, n;
+	uint64_t stamp;		/* the waker's, before each post */
+	double *v;
+	struct tcount tw, tr;
+};
+
+static void *lat_waker(void *arg)
+{
+	struct lat *p = arg;
+	struct timespec iv = ns_to_ts(INTERVAL_NS);
+
+	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+	tcount_tracepoint(&p->tw, false);
+	for (long i = 0; i < p->warm + p->n; i++) {
+		if (i == p->warm)
+			tcount_begin(&p->tw);
+		clock_nanosleep(CLOCK_MONOTONIC, 0, &iv, NULL);
+		/* Ordered before the woken thread's read by the post. */
+		__atomic_store_n(&p->stamp, now_ns(), __ATOMIC_RELAXED);
+		p->m->post(p->go);
+		p->m->wait(p->ack);
+		if (opt.cpus == PLACE_FREE)
+			tcount_check_cpu(&p->tw);
+	}
+	tcount_end(&p->tw);
+	return NULL;
+}
+
+static void *lat_woken(void *arg)
+{
+	struct lat *p = arg;
+
+	tcount_tracepoint(&p->tr, false);
+	for (long i = 0; i < p->warm + p->n; i++) {
+		uint64_t t;
+
+		if (i == p->warm)
+			tcount_begin(&p->tr);
+		p->m->wait(p->go);
+		t = now_ns();
+		if (i >= p->warm)
+			p->v[i - p->warm] = (double)(t -
+				__atomic_load_n(&p->stamp, __ATOMIC_RELAXED));
+		p->m->post(p->ack);
+		if (opt.cpus == PLACE_FREE)
+			tcount_check_cpu(&p->tr);
+	}
+	tcount_end(&p->tr);
+	return NULL;
+}
+
+void run_latency(void)
+{
+	const struct mech *sel[32];
+	size_t nsel = 0;
+	struct lat p;
+
+	memset(&p, 0, sizeof(p));
+	for (size_t i = 0; i < nmechs; i++)
+		if ((mechs[i].flags & MF_HANDOFF) && mech_selected(mechs[i].name))
+			sel[nsel++] = &mechs[i];
+	if (nsel == 0)
+		return;
+	scenario_refs("latency", "futex", "cond");
+	p.n = trial_iterations(600, 150);
+	if (trial_duration_ns())
+		p.n = (long)fmax(1.0, (double)trial_duration_ns() /
+				 (2.0 * INTERVAL_NS));
+	p.warm = p.n / 10 < 100 ? p.n / 10 : 100;
+	for (int rep = 0; rep < opt.reps; rep++) {
+		for (size_t k = 0; k < nsel; k++) {
+			const struct mech *m = sel[(k + (size_t)rep) % nsel];
+			pthread_t a, b;
+			struct trial t;
+
+			progress("latency: rep %d/%d %s", rep + 1, opt.reps,
+				 m->name);
+			p.m = m;
+			p.v = alloc_samples((size_t)p.n);
+			p.go = chan_new(m);
+			p.ack = chan_new(m);
+			b = spawn(lat_woken, &p, place_cpu(false));
+			a = spawn(lat_waker, &p, place_cpu(true));
+			pthread_join(a, NULL);
+			pthread_join(b, NULL);
+			chan_free(m, p.go);
+			chan_free(m, p.ack);
+			memset(&t, 0, sizeof(t));
+			t.scenario = "latency";
+			t.metric = "one_way";
+			t.unit = "ns";
+			t.mech = m->name;
+			t.regime = regime_of(&p.tw, &p.tr);
+			t.rep = rep;
+			t.v = p.v;
+			t.n = (size_t)p.n;
+			t.csw = (double)(p.tw.csw + p.tr.csw) / (double)p.n;
+			t.fwake = t.fwait = NAN;
+			if (m->own_futex_count) {
+				t.fwake = (double)(p.tw.fwake + p.tr.fwake) /
+					  (double)p.n;
+				t.fwait = (double)(p.tw.fwait + p.tr.fwait) /
+					  (double)p.n;
+			}
+			trial_add(&t);
+		}
+	}
+}

@@ -1,0 +1,446 @@
+// SPDX-License-Identifier: MIT
+/*
+ * mech.c - the mechanisms under test, each a counting channel.
+ *
+ * post() makes one unit available and wakes one waiter; wait() takes one
+ * unit, sleeping while there is none.  Counting semantics (a semaphore)
+ * serve every scenario: a ping-pong is two channels with at most one unit
+ * in flight, a bounded queue is two channels (slots, items).  Each
+ * mechanism is written the way a user of it would write it, no tricks.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <poll.h>
+#include <semaphore.h>
+#include <stdalign.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <swait.h>
+
+#include "bench.h"
+
+struct chan {
+	alignas(64) uint32_t count;	/* units; futex word of the futex mechs */
+	uint32_t sleepers;		/* futex-sleeper: threads in FUTEX_WAIT */
+	alignas(64) struct swait_head head;
+	struct swait_completion comp;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	sem_t sem;
+	int fd[2];
+};
+
+_Thread_local unsigned long tl_futex_wake, tl_futex_wait;
+
+void bench_futex_wake(uint32_t *word, int n)
+{
+	tl_futex_wake++;
+	syscall(SYS_futex, word, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, n, NULL,
+		NULL, 0);
+}
+
+int bench_futex_wait(uint32_t *word, uint32_t val, clockid_t clock,
+		     const struct timespec *deadline)
+{
+	int op = FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG;
+
+	if (clock == CLOCK_REALTIME)
+		op |= FUTEX_CLOCK_REALTIME;
+	tl_futex_wait++;
+	if (syscall(SYS_futex, word, op, val, deadline, NULL,
+		    FUTEX_BITSET_MATCH_ANY) != 0)
+		return errno;
+	return 0;
+}
+
+/* Take one unit if there is one: the condition of the swait waits. */
+static bool take(uint32_t *count)
+{
+	uint32_t v = __atomic_load_n(count, __ATOMIC_RELAXED);
+
+	while (v != 0)
+		if (__atomic_compare_exchange_n(count, &v, v - 1, true,
+				__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return true;
+	return false;
+}
+
+/* ------------------------------------------------------------------ swait */
+
+static void swait_setup(struct chan *c)
+{
+	swait_head_init(&c->head);
+}
+
+static void swait_teardown(struct chan *c)
+{
+	if (swait_head_destroy(&c->head) != 0)
+		die("swait head busy at teardown");
+}
+
+static void swait_post(struct chan *c)
+{
+	/* Release: the unit's data; the wake's barrier orders the wake. */
+	__atomic_fetch_add(&c->count, 1, __ATOMIC_RELEASE);
+	swait_wake_one(&c->head);
+}
+
+static void swait_wait(struct chan *c)
+{
+	swait_event(&c->head, take(&c->count));
+}
+
+static int swait_timedwait(struct chan *c, clockid_t clock,
+			   const struct timespec *dl)
+{
+	return swait_event_timeout(&c->head, take(&c->count), clock, dl);
+}
+
+/* ------------------------------------------------------------ completion */
+
+static void comp_setup(struct chan *c)
+{
+	swait_completion_init(&c->comp);
+}
+
+static void comp_teardown(struct chan *c)
+{
+	(void)c;
+}
+
+static void comp_post(struct chan *c)
+{
+	swait_complete(&c->comp);
+}
+
+static void comp_wait(struct chan *c)
+{
+	swait_completion_wait(&c->comp);
+}
+
+static int comp_timedwait(struct chan *c, clockid_t clock,
+			  const struct timespec *dl)
+{
+	return swait_completion_wait_timeout(&c->comp, clock, dl);
+}
+
+/* ------------------------------------------------------------------ cond */
+
+static void cond_setup(struct chan *c)
+{
+	pthread_condattr_t a;
+
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_init(&c->cv, &a);
+	pthread_condattr_destroy(&a);
+	c->count = 0;
+}
+
+static void cond_teardown(struct chan *c)
+{
+	pthread_cond_destroy(&c->cv);
+	pthread_mutex_destroy(&c->mu);
+}
+
+/* The textbook form: signal while holding the mutex. */
+static void cond_post(struct chan *c)
+{
+	pthread_mutex_lock(&c->mu);
+	c->count++;
+	pthread_cond_signal(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+}
+
+/* The other common form: signal after the unlock. */
+static void cond_after_post(struct chan *c)
+{
+	pthread_mutex_lock(&c->mu);
+	c->count++;
+	pthread_mutex_unlock(&c->mu);
+	pthread_cond_signal(&c->cv);
+}
+
+static void cond_wait(struct chan *c)
+{
+	pthread_mutex_lock(&c->mu);
+	while (c->count == 0)
+		pthread_cond_wait(&c->cv, &c->mu);
+	c->count--;
+	pthread_mutex_unlock(&c->mu);
+}
+
+static int cond_timedwait(struct chan *c, clockid_t clock,
+			  const struct timespec *dl)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&c->mu);
+	while (c->count == 0 && err == 0)
+		err = pthread_cond_clockwait(&c->cv, &c->mu, clock, dl);
+	if (c->count != 0) {
+		c->count--;
+		err = 0;
+	}
+	pthread_mutex_unlock(&c->mu);
+	return err;
+}
+
+/* ------------------------------------------------------------------ sem_t */
+
+static void sem_setup(struct chan *c)
+{
+	sem_init(&c->sem, 0, 0);
+}
+
+static void sem_teardown(struct chan *c)
+{
+	sem_destroy(&c->sem);
+}
+
+static void sem_post_(struct chan *c)
+{
+	sem_post(&c->sem);
+}
+
+static void sem_wait_(struct chan *c)
+{
+	while (sem_wait(&c->sem) != 0)
+		;
+}
+
+static int sem_timedwait_(struct chan *c, clockid_t clock,
+			  const struct timespec *dl)
+{
+	while (sem_clockwait(&c->sem, clock, dl) != 0)
+		if (errno == ETIMEDOUT)
+			return ETIMEDOUT;
+	return 0;
+}
+
+/* ---------------------------------------------------------- eventfd, pipe */
+
+static void efd_setup(struct chan *c)
+{
+	c->fd[0] = eventfd(0, EFD_SEMAPHORE | EFD_CLOEXEC);
+	if (c->fd[0] < 0)
+		die("eventfd: %s", strerror(errno));
+}
+
+static void efd_teardown(struct chan *c)
+{
+	close(c->fd[0]);
+}
+
+static void efd_post(struct chan *c)
+{
+	uint64_t one = 1;
+
+	if (write(c->fd[0], &one, sizeof(one)) != sizeof(one))
+		die("eventfd write: %s", strerror(errno));
+}
+
+static void efd_wait(struct chan *c)
+{
+	uint64_t v;
+
+	while (read(c->fd[0], &v, sizeof(v)) != sizeof(v))
+		if (errno != EINTR)
+			die("eventfd read: %s", strerror(errno));
+}
+
+static void pipe_setup(struct chan *c)
+{
+	if (pipe2(c->fd, O_CLOEXEC) != 0)
+		die("pipe: %s", strerror(errno));
+}
+
+static void pipe_teardown(struct chan *c)
+{
+	close(c->fd[0]);
+	close(c->fd[1]);
+}
+
+static void pipe_post(struct chan *c)
+{
+	char b = 1;
+
+	if (write(c->fd[1], &b, 1) != 1)
+		die("pipe write: %s", strerror(errno));
+}
+
+static void pipe_wait(struct chan *c)
+{
+	char b;
+
+	while (read(c->fd[0], &b, 1) != 1)
+		if (errno != EINTR)
+			die("pipe read: %s", strerror(errno));
+}
+
+/* -------------------------------------------------------------- raw futex */
+
+static void futex_setup(struct chan *c)
+{
+	c->count = 0;
+	c->sleepers = 0;
+}
+
+static void futex_teardown(struct chan *c)
+{
+	(void)c;
+}
+
+/* Always wake: the simplest correct futex semaphore. */
+static void futex_post(struct chan *c)
+{
+	__atomic_fetch_add(&c->count, 1, __ATOMIC_RELEASE);
+	bench_futex_wake(&c->count, 1);
+}
+
+static void futex_wait(struct chan *c)
+{
+	while (!take(&c->count))
+		bench_futex_wait(&c->count, 0, CLOCK_MONOTONIC, NULL);
+}
+
+static int futex_timedwait(struct chan *c, clockid_t clock,
+			   const struct timespec *dl)
+{
+	while (!take(&c->count))
+		if (bench_futex_wait(&c->count, 0, clock, dl) == ETIMEDOUT)
+			return take(&c->count) ? 0 : ETIMEDOUT;
+	return 0;
+}
+
+/*
+ * Wake only a sleeper: the physical lower bound of a blocking handoff.  The
+ * count and the sleeper count are a Dekker pair of seq_cst operations:
+ * either post sees the sleeper, or the sleeper's FUTEX_WAIT (which compares
+ * the count in the kernel) sees the unit.
+ */
+static void fsleep_post(struct chan *c)
+{
+	__atomic_fetch_add(&c->count, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&c->sleepers, __ATOMIC_SEQ_CST) != 0)
+		bench_futex_wake(&c->count, 1);
+}
+
+static int fsleep_timedwait(struct chan *c, clockid_t clock,
+			    const struct timespec *dl)
+{
+	int err = 0;
+
+	while (!take(&c->count)) {
+		if (err == ETIMEDOUT)
+			return ETIMEDOUT;
+		__atomic_fetch_add(&c->sleepers, 1, __ATOMIC_SEQ_CST);
+		err = bench_futex_wait(&c->count, 0, clock, dl);
+		__atomic_fetch_sub(&c->sleepers, 1, __ATOMIC_RELAXED);
+	}
+	return 0;
+}
+
+static void fsleep_wait(struct chan *c)
+{
+	(void)fsleep_timedwait(c, CLOCK_MONOTONIC, NULL);
+}
+
+/* ------------------------------------------------------------------ table */
+
+const struct mech mechs[] = {
+	{ "swait", "swait_event() / swait_wake_one() on a counter",
+	  MF_HANDOFF | MF_TIMED, swait_setup, swait_teardown, swait_post,
+	  swait_wait, swait_timedwait, false },
+	{ "completion", "swait_complete() / swait_completion_wait()",
+	  MF_HANDOFF | MF_TIMED, comp_setup, comp_teardown, comp_post,
+	  comp_wait, comp_timedwait, false },
+	{ "cond", "pthread_mutex + pthread_cond, signal under the lock",
+	  MF_HANDOFF | MF_TIMED, cond_setup, cond_teardown, cond_post,
+	  cond_wait, cond_timedwait, false },
+	{ "cond-after", "pthread_mutex + pthread_cond, signal after unlock",
+	  MF_HANDOFF, cond_setup, cond_teardown, cond_after_post,
+	  cond_wait, cond_timedwait, false },
+	{ "sem", "sem_post() / sem_wait()",
+	  MF_HANDOFF | MF_TIMED, sem_setup, sem_teardown, sem_post_,
+	  sem_wait_, sem_timedwait_, false },
+	{ "eventfd", "eventfd (EFD_SEMAPHORE) write / read",
+	  MF_HANDOFF, efd_setup, efd_teardown, efd_post, efd_wait, NULL,
+	  false },
+	{ "pipe", "one byte through a pipe",
+	  MF_HANDOFF, pipe_setup, pipe_teardown, pipe_post, pipe_wait, NULL,
+	  false },
+	{ "futex", "raw futex word, FUTEX_WAKE on every post",
+	  MF_HANDOFF | MF_TIMED, futex_setup, futex_teardown, futex_post,
+	  futex_wait, futex_timedwait, true },
+	{ "futex-sleeper", "raw futex word, FUTEX_WAKE only for a sleeper",
+	  MF_HANDOFF | MF_TIMED, futex_setup, futex_teardown, fsleep_post,
+	  fsleep_wait, fsleep_timedwait, true },
+};
+const size_t nmechs = sizeof(mechs) / sizeof(mechs[0]);
+
+struct chan *chan_new(const struct mech *m)
+{
+	struct chan *c = aligned_alloc(64, sizeof(*c));
+
+	if (!c)
+		die("out of memory");
+	memset(c, 0, sizeof(*c));
+	m->setup(c);
+	return c;
+}
+
+void chan_free(const struct mech *m, struct chan *c)
+{
+	m->teardown(c);
+	free(c);
+}
+
+int mech_index(const char *name)
+{
+	for (size_t i = 0; i < nmechs; i++)
+		if (strcmp(mechs[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* Names that only some scenarios know (nowaiter, broadcast). */
+static const char *const extra_names[] = {
+	"swait-all", "cond-broadcast",
+};
+
+bool mech_name_known(const char *name)
+{
+	if (mech_index(name) >= 0)
+		return true;
+	for (size_t i = 0; i < sizeof(extra_names) / sizeof(extra_names[0]); i++)
+		if (strcmp(extra_names[i], name) == 0)
+			return true;
+	return false;
+}
+
+bool mech_selected(const char *name)
+{
+	const char *p = opt.mech_list;
+	size_t len = strlen(name);
+
+	if (!p)
+		return true;
+	while (*p) {
+		size_t n = strcspn(p, ",");
+
+		if (n == len && strncmp(p, name, n) == 0)
+			return true;
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	return false;
+}

@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: MIT
+/*
+ * prodcons.c - P producers and C consumers on a bounded queue.
+ *
+ * The queue is the textbook two-semaphore ring: a producer takes a free
+ * slot, pushes under a mutex and posts an item; a consumer takes an item,
+ * pops under the mutex and posts a slot.  Only the two channels change with
+ * the mechanism; the ring and its mutex are the same for all.  Items are
+ * counted per consumer over a measured window after a warm-up; a trial
+ * gives the throughput and Jain's fairness index over the consumers.
+ * To stop, producers see the stop flag, then the main thread pushes one
+ * poison item per consumer.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+#define QCAP 16
+
+struct pc {
+	const struct mech *m;
+	struct chan *slots, *items;
+	pthread_mutex_t mu;
+	long ring[QCAP];
+	unsigned head, tail;
+	int measuring, stop;
+	long counts[1024];
+};
+
+static void push(struct pc *q, long v)
+{
+	q->m->wait(q->slots);
+	pthread_mutex_lock(&q->mu);
+	q->ring[q->tail++ % QCAP] = v;
+	pthread_mutex_unlock(&q->mu);
+	q->m->post(q->items);
+}
+
+static long pop(struct pc *q)
+{
+	long v;
+
+	q->m->wait(q->items);
+	pthread_mutex_lock(&q->mu);
+	v = q->ring[q->head++ % QCAP];
+	pthread_mutex_unlock(&q->mu);
+	q->m->post(q->slots);
+	return v;
+}
+
+static void *producer(void *arg)
+{
+	struct pc *q = arg;
+
+	while (!__atomic_load_n(&q->stop, __ATOMIC_RELAXED))
+		push(q, 1);
+	return NULL;
+}
+
+struct consumer {
+	struct pc *q;
+	int id;
+};
+
+static void *consumer(void *arg)
+{
+	struct consumer *c = arg;
+	struct pc *q = c->q;
+	long n = 0;
+
+	while (pop(q) >= 0)
+		if (__atomic_load_n(&q->measuring, __ATOMIC_RELAXED))
+			n++;
+	q->counts[c->id] = n;
+	return NULL;
+}
+
+void run_prodcons(void)
+{
+	const struct mech *sel[32];
+	size_t nsel = 0;
+	int np = opt.threads ? opt.threads : 2, nc = np;
+	uint64_t window = trial_duration_ns();
+	struct pc *q = calloc(1, sizeof(*q));
+	pthread_t *tp = calloc((size_t)np, sizeof(*tp));
+	pthread_t *tc = calloc((size_t)nc, sizeof(*tc));
+	struct consumer *cs = calloc((size_t)nc, sizeof(*cs));
+	char series[32];
+
+	if (!q || !tp || !tc || !cs)
+		die("out of memory");
+	for (size_t i = 0; i < nmechs; i++)
+		if ((mechs[i].flags & MF_HANDOFF) && mech_selected(mechs[i].name))
+			sel[nsel++] = &mechs[i];
+	if (!window)
+		window = opt.quick ? 30000000u : 150000000u;
+	snprintf(series, sizeof(series), "p=%d c=%d", np, nc);
+	scenario_refs("prodcons", "futex", "cond");
+	for (int rep = 0; rep < opt.reps && nsel; rep++) {
+		for (size_t k = 0; k < nsel; k++) {
+			const struct mech *m = sel[(k + (size_t)rep) % nsel];
+			struct timespec warm = ns_to_ts(window / 10);
+			struct timespec win = ns_to_ts(window);
+			uint64_t t0, t1;
+			double sum = 0, sq = 0, *v, *fair;
+			struct trial t;
+
+			progress("prodcons: rep %d/%d %s", rep + 1, opt.reps,
+				 m->name);
+			memset(q, 0, sizeof(*q));
+			q->m = m;
+			q->slots = chan_new(m);
+			q->items = chan_new(m);
+			pthread_mutex_init(&q->mu, NULL);
+			for (int i = 0; i < QCAP; i++)
+				m->post(q->slots);
+			for (int i = 0; i < nc; i++) {
+				cs[i] = (struct consumer){ q, i };
+				tc[i] = spawn(consumer, &cs[i],
+					      place_cpu(false));
+			}
+			for (int i = 0; i < np; i++)
+				tp[i] = spawn(producer, q, place_cpu(true));
+			nanosleep(&warm, NULL);
+			__atomic_store_n(&q->measuring, 1, __ATOMIC_RELAXED);
+			t0 = now_ns();
+			nanosleep(&win, NULL);
+			__atomic_store_n(&q->measuring, 0, __ATOMIC_RELAXED);
+			t1 = now_ns();
+			__atomic_store_n(&q->stop, 1, __ATOMIC_RELAXED);
+			for (int i = 0; i < np; i++)
+				pthread_join(tp[i], NULL);
+			for (int i = 0; i < nc; i++)
+				push(q, -1);
+			for (int i = 0; i < nc; i++)
+				pthread_join(tc[i], NULL);
+			chan_free(m, q->slots);
+			chan_free(m, q->items);
+			pthread_mutex_destroy(&q->mu);
+			for (int i = 0; i < nc; i++) {
+				sum += (double)q->counts[i];
+				sq += (double)q->counts[i] * (double)q->counts[i];
+			}
+			v = alloc_samples(1);
+			fair = alloc_samples(1);
+			v[0] = sum / ((double)(t1 - t0) / 1e9);
+			fair[0] = sq > 0 ? sum * sum / ((double)nc * sq) : NAN;
+			memset(&t, 0, sizeof(t));
+			t.scenario = "prodcons";
+			t.metric = "throughput";
+			t.unit = "items/s";
+			snprintf(t.series, sizeof(t.series), "%s", series);
+			t.mech = m->name;
+			t.regime = opt.cpus == PLACE_FREE ? "free" :
+				   placement_name(opt.cpus);
+			t.rep = rep;
+			t.v = v;
+			t.n = 1;
+			t.csw = t.fwake = t.fwait = NAN;
+			trial_add(&t);
+			t.metric = "fairness";
+			t.unit = "index";
+			t.v = fair;
+			trial_add(&t);
+		}
+	}
+	free(q);
+	free(tp);
+	free(tc);
+	free(cs);
+}

@@ -1,0 +1,758 @@
+// SPDX-License-Identifier: MIT
+/*
+ * results.c - every kept sample, and what is said about them.
+ *
+ * Scenarios add trials: one mechanism, one repetition, one metric, all its
+ * samples.  Rows group the trials of one (scenario, metric, series,
+ * mechanism, regime): percentiles come from the pooled samples, ratios from
+ * the repetitions.  A ratio is computed per repetition (the mechanism's
+ * median over the reference's median in that same repetition, which ran
+ * interleaved with it) and reported as the median of those ratios with
+ * their min and max; regimes are never mixed.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <swait.h>
+
+#include "bench.h"
+
+static struct trial *trials;
+static size_t ntrials, cap_trials;
+
+struct counted {
+	const char *scenario, *mech;
+	char series[32];
+	double fwake, fwait;
+};
+static struct counted *counted;
+static size_t ncounted;
+
+struct refs {
+	const char *scenario, *ref1, *ref2;
+};
+static struct refs refs[16];
+static size_t nrefs;
+
+void trial_add(const struct trial *t)
+{
+	if (ntrials == cap_trials) {
+		cap_trials = cap_trials ? 2 * cap_trials : 64;
+		trials = realloc(trials, cap_trials * sizeof(*trials));
+		if (!trials)
+			die("out of memory");
+	}
+	trials[ntrials++] = *t;
+}
+
+void counts_set(const char *scenario, const char *series, const char *mech,
+		double fwake, double fwait)
+{
+	counted = realloc(counted, (ncounted + 1) * sizeof(*counted));
+	if (!counted)
+		die("out of memory");
+	counted[ncounted].scenario = scenario;
+	counted[ncounted].mech = mech;
+	snprintf(counted[ncounted].series, sizeof(counted[0].series), "%s",
+		 series);
+	counted[ncounted].fwake = fwake;
+	counted[ncounted].fwait = fwait;
+	ncounted++;
+}
+
+void scenario_refs(const char *scenario, const char *ref1, const char *ref2)
+{
+	if (nrefs < sizeof(refs) / sizeof(refs[0]))
+		refs[nrefs++] = (struct refs){ scenario, ref1, ref2 };
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Nearest-rank percentile of sorted[0..n). */
+static double pct(const double *sorted, size_t n, double p)
+{
+	size_t k;
+
+	if (n == 0)
+		return NAN;
+	k = (size_t)ceil(p * (double)n);
+	if (k < 1)
+		k = 1;
+	if (k > n)
+		k = n;
+	return sorted[k - 1];
+}
+
+static double median_of(double *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return pct(v, n, 0.5);
+}
+
+static bool same_block(const struct row *a, const struct trial *t)
+{
+	return strcmp(a->scenario, t->scenario) == 0 &&
+	       strcmp(a->metric, t->metric) == 0 &&
+	       strcmp(a->series, t->series) == 0 &&
+	       strcmp(a->regime, t->regime) == 0;
+}
+
+static bool row_block_eq(const struct row *a, const struct row *b)
+{
+	return strcmp(a->scenario, b->scenario) == 0 &&
+	       strcmp(a->metric, b->metric) == 0 &&
+	       strcmp(a->series, b->series) == 0 &&
+	       strcmp(a->regime, b->regime) == 0;
+}
+
+#define MAX_REPS 1000
+
+struct rowx {
+	struct row r;
+	double rep_med[MAX_REPS];
+	double csw_sum, fwake_sum, fwait_sum;
+	int csw_n, fw_n;
+};
+
+static struct row *rows;
+static size_t nrows;
+
+static void ratios(struct rowx *x, const struct rowx *ref, double *med,
+		   double *min, double *max)
+{
+	double r[MAX_REPS];
+	size_t n = 0;
+
+	*med = *min = *max = NAN;
+	if (!ref)
+		return;
+	for (int i = 0; i < MAX_REPS; i++)
+		if (!isnan(x->rep_med[i]) && !isnan(ref->rep_med[i]) &&
+		    ref->rep_med[i] > 0)
+			r[n++] = x->rep_med[i] / ref->rep_med[i];
+	if (n == 0)
+		return;
+	*med = median_of(r, n);
+	*min = r[0];
+	*max = r[n - 1];
+}
+
+static const struct refs *refs_of(const char *scenario)
+{
+	for (size_t i = 0; i < nrefs; i++)
+		if (strcmp(refs[i].scenario, scenario) == 0)
+			return &refs[i];
+	return NULL;
+}
+
+size_t results_rows(struct row **out)
+{
+	struct rowx *xs;
+	size_t nx = 0;
+
+	if (rows) {
+		*out = rows;
+		return nrows;
+	}
+	xs = calloc(ntrials ? ntrials : 1, sizeof(*xs));
+	if (!xs)
+		die("out of memory");
+	for (size_t i = 0; i < ntrials; i++) {
+		const struct trial *t = &trials[i];
+		struct rowx *x = NULL;
+
+		for (size_t j = 0; j < nx; j++)
+			if (same_block(&xs[j].r, t) &&
+			    strcmp(xs[j].r.mech, t->mech) == 0)
+				x = &xs[j];
+		if (!x) {
+			x = &xs[nx++];
+			x->r.scenario = t->scenario;
+			x->r.metric = t->metric;
+			x->r.unit = t->unit;
+			x->r.series = t->series;
+			x->r.mech = t->mech;
+			x->r.regime = t->regime;
+			for (int k = 0; k < MAX_REPS; k++)
+				x->rep_med[k] = NAN;
+		}
+		x->r.sorted = realloc(x->r.sorted, (x->r.samples + t->n) *
+				      sizeof(double));
+		if (!x->r.sorted && x->r.samples + t->n)
+			die("out of memory");
+		memcpy(x->r.sorted + x->r.samples, t->v, t->n * sizeof(double));
+		x->r.samples += t->n;
+		if (t->rep >= 0 && t->rep < MAX_REPS && t->n) {
+			double *tmp = alloc_samples(t->n);
+
+			memcpy(tmp, t->v, t->n * sizeof(double));
+			if (isnan(x->rep_med[t->rep]))
+				x->r.reps++;
+			x->rep_med[t->rep] = median_of(tmp, t->n);
+			free(tmp);
+		}
+		if (!isnan(t->csw)) {
+			x->csw_sum += t->csw;
+			x->csw_n++;
+		}
+		if (!isnan(t->fwake)) {
+			x->fwake_sum += t->fwake;
+			x->fwait_sum += t->fwait;
+			x->fw_n++;
+		}
+	}
+	for (size_t j = 0; j < nx; j++) {
+		struct row *r = &xs[j].r;
+		const struct refs *rf = refs_of(r->scenario);
+		const struct rowx *ref1 = NULL, *ref2 = NULL;
+		double sum = 0;
+
+		qsort(r->sorted, r->samples, sizeof(double), cmp_double);
+		for (size_t k = 0; k < r->samples; k++)
+			sum += r->sorted[k];
+		r->mean = r->samples ? sum / (double)r->samples : NAN;
+		r->median = pct(r->sorted, r->samples, 0.5);
+		r->p90 = pct(r->sorted, r->samples, 0.90);
+		r->p99 = pct(r->sorted, r->samples, 0.99);
+		r->p999 = pct(r->sorted, r->samples, 0.999);
+		r->p9999 = pct(r->sorted, r->samples, 0.9999);
+		r->max = r->samples ? r->sorted[r->samples - 1] : NAN;
+		r->csw = xs[j].csw_n ? xs[j].csw_sum / xs[j].csw_n : NAN;
+		r->fwake = xs[j].fw_n ? xs[j].fwake_sum / xs[j].fw_n : NAN;
+		r->fwait = xs[j].fw_n ? xs[j].fwait_sum / xs[j].fw_n : NAN;
+		for (size_t k = 0; k < ncounted; k++)
+			if (strcmp(counted[k].scenario, r->scenario) == 0 &&
+			    strcmp(counted[k].series, r->series) == 0 &&
+			    strcmp(counted[k].mech, r->mech) == 0) {
+				r->fwake = counted[k].fwake;
+				r->fwait = counted[k].fwait;
+			}
+		r->ref1 = rf ? rf->ref1 : NULL;
+		r->ref2 = rf ? rf->ref2 : NULL;
+		for (size_t k = 0; k < nx; k++) {
+			if (!row_block_eq(r, &xs[k].r))
+				continue;
+			if (r->ref1 && strcmp(xs[k].r.mech, r->ref1) == 0)
+				ref1 = &xs[k];
+			if (r->ref2 && strcmp(xs[k].r.mech, r->ref2) == 0)
+				ref2 = &xs[k];
+		}
+		ratios(&xs[j], ref1, &r->r1_med, &r->r1_min, &r->r1_max);
+		ratios(&xs[j], ref2, &r->r2_med, &r->r2_min, &r->r2_max);
+		if (!ref1)
+			r->ref1 = NULL;
+		if (!ref2)
+			r->ref2 = NULL;
+		if (ref1 && ref1->r.reps > 1) {
+			double v[MAX_REPS], m;
+			size_t n = 0;
+
+			for (int k = 0; k < MAX_REPS; k++)
+				if (!isnan(ref1->rep_med[k]))
+					v[n++] = ref1->rep_med[k];
+			m = median_of(v, n);
+			r->noisy = v[n - 1] > 1.10 * m || v[0] < 0.90 * m;
+		}
+	}
+	for (size_t j = 0; j < nx; j++) {
+		xs[j].r.rep_med = malloc(sizeof(xs[j].rep_med));
+		if (!xs[j].r.rep_med)
+			die("out of memory");
+		memcpy(xs[j].r.rep_med, xs[j].rep_med, sizeof(xs[j].rep_med));
+	}
+	/* Blocks contiguous, in order of first appearance (stable). */
+	rows = malloc((nx ? nx : 1) * sizeof(*rows));
+	if (!rows)
+		die("out of memory");
+	for (size_t j = 0; j < nx; j++) {
+		bool seen = false;
+
+		for (size_t k = 0; k < j && !seen; k++)
+			seen = row_block_eq(&xs[k].r, &xs[j].r);
+		if (seen)
+			continue;
+		for (size_t k = j; k < nx; k++)
+			if (row_block_eq(&xs[k].r, &xs[j].r))
+				rows[nrows++] = xs[k].r;
+	}
+	free(xs);
+	*out = rows;
+	return nrows;
+}
+
+/* ----------------------------------------------------------------- table */
+
+static const char *metric_title(const char *m)
+{
+	static const struct {
+		const char *metric, *title;
+	} t[] = {
+		{ "round_trip", "time per round trip (two handoffs)" },
+		{ "wake_call", "time per wake call, nobody waiting" },
+		{ "first_running", "wake to the first waiter running" },
+		{ "last_running", "wake to the last waiter running" },
+		{ "waker_call", "the waker's own time in the wake call" },
+		{ "one_way", "one-way wake latency, waker stamp to woken stamp" },
+		{ "overshoot", "time past the deadline when the wait returned" },
+		{ "throughput", "items per second through the bounded queue" },
+		{ "fairness", "consumer fairness (Jain's index, 1 = equal)" },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (strcmp(t[i].metric, m) == 0)
+			return t[i].title;
+	return m;
+}
+
+struct scale {
+	double div;
+	const char *unit;
+	int prec;
+};
+
+static struct scale block_scale(const struct row *r, size_t n)
+{
+	double m = 0;
+
+	if (strcmp(r->unit, "ns") != 0) {
+		if (strcmp(r->unit, "items/s") == 0)
+			return (struct scale){ 1e3, "k items/s", 1 };
+		return (struct scale){ 1, r->unit, 3 };
+	}
+	for (size_t i = 0; i < n; i++)
+		if (r[i].median > m)
+			m = r[i].median;
+	if (m >= 10000)
+		return (struct scale){ 1e3, "us", 2 };
+	return (struct scale){ 1, "ns", 1 };
+}
+
+static void put_num(FILE *f, double v, struct scale s, int w)
+{
+	if (isnan(v))
+		fprintf(f, " %*s", w, "-");
+	else
+		fprintf(f, " %*.*f", w, s.prec, v / s.div);
+}
+
+static void put_ratio(FILE *f, const char *ref, double med, double min,
+		      double max)
+{
+	char buf[40];
+
+	if (!ref || isnan(med))
+		snprintf(buf, sizeof(buf), "-");
+	else
+		snprintf(buf, sizeof(buf), "%.2f [%.2f..%.2f]", med, min, max);
+	fprintf(f, "  %-22s", buf);
+}
+
+static void put_count(FILE *f, double v)
+{
+	if (isnan(v))
+		fprintf(f, " %6s", "n/a");
+	else
+		fprintf(f, " %6.2f", v);
+}
+
+static void print_histograms(FILE *f, const struct row *r, size_t n);
+static void print_goals(FILE *f, const struct row *r, size_t n);
+
+static void print_table(FILE *f, struct row *r, size_t n)
+{
+	fprintf(f, "swait-bench %s (libswait %d.%d.%d)\n", SWAIT_BENCH_VERSION,
+		SWAIT_VERSION_MAJOR, SWAIT_VERSION_MINOR, SWAIT_VERSION_PATCH);
+	fprintf(f, "kernel    %s\ncpu       %s, %d vCPUs\nglibc     %s\n",
+		hdr.kernel, hdr.cpu_model, hdr.vcpus, hdr.glibc);
+	fprintf(f, "policy    %s\n", hdr.policy);
+	if (opt.cpus == PLACE_FREE)
+		fprintf(f, "placement free (trials labelled by the CPUs the "
+			"threads ran on)\n");
+	else if (opt.cpus == PLACE_SAME)
+		fprintf(f, "placement same (all threads on CPU %d)\n",
+			opt.cpu_a);
+	else
+		fprintf(f, "placement split (waker side on CPU %d, the other "
+			"side on CPU %d)\n", opt.cpu_a, opt.cpu_b);
+	fprintf(f, "loadavg   %s before, %s after\nreps      %d, order "
+		"rotated, fresh threads per trial\n", hdr.load_before,
+		hdr.load_after, opt.reps);
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		bool counts = false, noisy = false;
+		struct scale s;
+
+		while (j < n && row_block_eq(&r[i], &r[j])) {
+			counts |= !isnan(r[j].csw) || !isnan(r[j].fwake);
+			noisy |= r[j].noisy;
+			j++;
+		}
+		s = block_scale(&r[i], j - i);
+		fprintf(f, "\n%s: %s, %s", r[i].scenario,
+			metric_title(r[i].metric), s.unit);
+		if (r[i].series[0])
+			fprintf(f, ", %s", r[i].series);
+		fprintf(f, " [%s]\n", r[i].regime);
+		fprintf(f, "  %-14s %9s %9s %9s %9s %9s", "mechanism", "median",
+			"p99", "p99.9", "p99.99", "max");
+		fprintf(f, "  %-22s  %-22s", "", "");
+		if (counts)
+			fprintf(f, " %6s %6s %6s", "csw", "fwake", "fwait");
+		fputc('\n', f);
+		fprintf(f, "  %-14s %9s %9s %9s %9s %9s", "", "", "", "", "", "");
+		{
+			char a[40], b[40];
+
+			snprintf(a, sizeof(a), "x %s [min..max]",
+				 r[i].ref1 ? r[i].ref1 : "-");
+			snprintf(b, sizeof(b), "x %s [min..max]",
+				 r[i].ref2 ? r[i].ref2 : "-");
+			fprintf(f, "  %-22s  %-22s", a, b);
+		}
+		if (counts)
+			fprintf(f, " %6s %6s %6s", "/op", "/op", "/op");
+		fputc('\n', f);
+		for (size_t k = i; k < j; k++) {
+			fprintf(f, "  %-14s", r[k].mech);
+			put_num(f, r[k].median, s, 9);
+			put_num(f, r[k].p99, s, 9);
+			put_num(f, r[k].p999, s, 9);
+			put_num(f, r[k].p9999, s, 9);
+			put_num(f, r[k].max, s, 9);
+			put_ratio(f, r[k].ref1, r[k].r1_med, r[k].r1_min,
+				  r[k].r1_max);
+			put_ratio(f, r[k].ref2, r[k].r2_med, r[k].r2_min,
+				  r[k].r2_max);
+			if (counts) {
+				put_count(f, r[k].csw);
+				put_count(f, r[k].fwake);
+				put_count(f, r[k].fwait);
+			}
+			fputc('\n', f);
+		}
+		if (noisy)
+			fprintf(f, "  too noisy: the reference (%s) varied by "
+				"more than +-10 %% across repetitions; ratios "
+				"are not conclusive\n", r[i].ref1);
+		i = j;
+	}
+	print_histograms(f, r, n);
+	print_goals(f, r, n);
+}
+
+/* ---------------------------------------------------------------- goals */
+
+static const struct row *find_row(const struct row *r, size_t n,
+				  const char *scenario, const char *metric,
+				  const char *series, const char *mech)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(r[i].scenario, scenario) &&
+		    !strcmp(r[i].metric, metric) &&
+		    !strcmp(r[i].series, series) && !strcmp(r[i].mech, mech) &&
+		    (!strcmp(r[i].regime, "same") ||
+		     !strcmp(r[i].regime, "one thread")))
+			return &r[i];
+	return NULL;
+}
+
+/* The worst (largest) per-repetition ratio a/b, NAN if none. */
+static double worst_ratio(const struct row *a, const struct row *b)
+{
+	double w = NAN;
+
+	for (int k = 0; a && b && k < MAX_REPS; k++)
+		if (!isnan(a->rep_med[k]) && !isnan(b->rep_med[k]) &&
+		    b->rep_med[k] > 0) {
+			double q = a->rep_med[k] / b->rep_med[k];
+
+			if (isnan(w) || q > w)
+				w = q;
+		}
+	return w;
+}
+
+/*
+ * Counts are judged with 1 % slack: on a shared machine a few involuntary
+ * context switches (and the futex calls around them) come from other load.
+ */
+static void goal_line(FILE *f, const char *what, double bound, double got,
+		      const char *unknown, bool count)
+{
+	fprintf(f, "  %-48s <= %4.2f  ", what, bound);
+	if (isnan(got))
+		fprintf(f, "%-8s %s\n", "n/a", unknown);
+	else
+		fprintf(f, "%-8.3f %s\n", got,
+			got <= (count ? bound * 1.01 + 0.001 : bound) ?
+			"met" : "MISSED");
+}
+
+/*
+ * Issue 4's goals, judged on one CPU by the worst repetition.  Printed
+ * only for rows measured with both threads on one CPU.
+ */
+static void print_goals(FILE *f, const struct row *r, size_t n)
+{
+	static const struct {
+		const char *scenario, *metric, *series, *mech, *ref;
+		double bound;
+		const char *what;
+	} ratio_goals[] = {
+		{ "pingpong", "round_trip", "", "swait", "futex", 1.00,
+		  "pingpong: swait / raw futex" },
+		{ "pingpong", "round_trip", "", "swait", "cond", 0.60,
+		  "pingpong: swait / cond (signal under lock)" },
+		{ "pingpong", "round_trip", "", "swait", "cond-after", 1.00,
+		  "pingpong: swait / cond (signal after unlock)" },
+		{ "pingpong", "round_trip", "", "swait", "sem", 1.00,
+		  "pingpong: swait / sem_t" },
+		{ "broadcast", "last_running", "n=64", "swait", "cond", 0.70,
+		  "broadcast n=64: swait / cond_broadcast, last" },
+	};
+	const struct row *pp = find_row(r, n, "pingpong", "round_trip", "",
+					"swait");
+	const struct row *nw = find_row(r, n, "nowaiter", "wake_call", "",
+					"swait");
+	bool any = false;
+	const char *nc = "(not counted: use --count-futex)";
+
+	for (size_t i = 0; i < sizeof(ratio_goals) / sizeof(ratio_goals[0]);
+	     i++) {
+		const struct row *a, *b;
+
+		a = find_row(r, n, ratio_goals[i].scenario,
+			     ratio_goals[i].metric, ratio_goals[i].series,
+			     ratio_goals[i].mech);
+		b = find_row(r, n, ratio_goals[i].scenario,
+			     ratio_goals[i].metric, ratio_goals[i].series,
+			     ratio_goals[i].ref);
+		if (!a || !b)
+			continue;
+		if (!any)
+			fprintf(f, "\ngoals (issue 4): one CPU, worst "
+				"repetition\n");
+		any = true;
+		goal_line(f, ratio_goals[i].what, ratio_goals[i].bound,
+			  worst_ratio(a, b), "", false);
+	}
+	if (pp) {
+		if (!any)
+			fprintf(f, "\ngoals (issue 4): one CPU\n");
+		any = true;
+		goal_line(f, "pingpong: swait FUTEX_WAKE per handoff", 1.0,
+			  pp->fwake / 2, nc, true);
+		goal_line(f, "pingpong: swait FUTEX_WAIT per handoff", 1.0,
+			  pp->fwait / 2, nc, true);
+		goal_line(f, "pingpong: swait context switches per round trip",
+			  2.0, pp->csw, "", true);
+	}
+	if (nw) {
+		if (!any)
+			fprintf(f, "\ngoals (issue 4): one CPU\n");
+		goal_line(f, "nowaiter: swait_wake_one futex calls per call",
+			  0.0, isnan(nw->fwake) ? NAN : nw->fwake + nw->fwait,
+			  nc, true);
+	}
+}
+
+/* A log2 histogram of each latency row, in microseconds. */
+static void print_histograms(FILE *f, const struct row *r, size_t n)
+{
+	static const double edges[] = {
+		1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024,
+	};
+	const size_t ne = sizeof(edges) / sizeof(edges[0]);
+	const char *regime = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t k = 0, cnt[16] = { 0 };
+
+		if (strcmp(r[i].scenario, "latency"))
+			continue;
+		if (!regime || strcmp(regime, r[i].regime)) {
+			regime = r[i].regime;
+			fprintf(f, "\nlatency histogram [%s]: samples per "
+				"bucket, upper bound in us\n  %-14s", regime,
+				"mechanism");
+			for (size_t e = 0; e <= ne; e++) {
+				char b[16];
+
+				snprintf(b, sizeof(b), "%s%.0f",
+					 e < ne ? "<=" : ">",
+					 edges[e < ne ? e : ne - 1]);
+				fprintf(f, " %7s", b);
+			}
+			fputc('\n', f);
+		}
+		for (size_t s = 0; s < r[i].samples; s++) {
+			while (k < ne && r[i].sorted[s] > edges[k] * 1e3)
+				k++;
+			cnt[k]++;
+		}
+		fprintf(f, "  %-14s", r[i].mech);
+		for (size_t e = 0; e <= ne; e++)
+			fprintf(f, " %7zu", cnt[e]);
+		fputc('\n', f);
+	}
+}
+
+/* ------------------------------------------------------------- CSV, JSON */
+
+static const char *const columns[] = {
+	"scenario", "metric", "unit", "series", "mechanism", "placement",
+	"regime", "reps", "samples", "median", "p90", "p99", "p99_9",
+	"p99_99", "max", "mean", "ref1", "ratio1_median", "ratio1_min",
+	"ratio1_max", "ref2", "ratio2_median", "ratio2_min", "ratio2_max",
+	"noisy", "csw_per_op", "futex_wake_per_op", "futex_wait_per_op",
+};
+#define NCOLS (sizeof(columns) / sizeof(columns[0]))
+
+/* Each row as strings; NULL for an unknown value. */
+static void row_fields(const struct row *r, char v[NCOLS][64], bool str[NCOLS],
+		       bool null[NCOLS])
+{
+	const double nums[] = {
+		r->median, r->p90, r->p99, r->p999, r->p9999, r->max, r->mean,
+	};
+	size_t c = 0;
+
+#define S(x) do { snprintf(v[c], 64, "%s", (x) ? (x) : ""); \
+		  str[c] = true; null[c] = !(x); c++; } while (0)
+#define N(x) do { double x_ = (x); snprintf(v[c], 64, "%.6g", x_); \
+		  str[c] = false; null[c] = isnan(x_); c++; } while (0)
+	S(r->scenario);
+	S(r->metric);
+	S(r->unit);
+	S(r->series);
+	S(r->mech);
+	S(placement_name(opt.cpus));
+	S(r->regime);
+	N((double)r->reps);
+	N((double)r->samples);
+	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++)
+		N(nums[i]);
+	S(r->ref1);
+	N(r->r1_med);
+	N(r->r1_min);
+	N(r->r1_max);
+	S(r->ref2);
+	N(r->r2_med);
+	N(r->r2_min);
+	N(r->r2_max);
+	snprintf(v[c], 64, "%s", r->noisy ? "true" : "false");
+	str[c] = false;
+	null[c] = false;
+	c++;
+	N(r->csw);
+	N(r->fwake);
+	N(r->fwait);
+#undef S
+#undef N
+}
+
+static void print_csv(FILE *f, struct row *r, size_t n)
+{
+	char v[NCOLS][64];
+	bool str[NCOLS], null[NCOLS];
+
+	fprintf(f, "# swait-bench %s\n# kernel: %s\n# cpu_model: %s\n"
+		"# vcpus: %d\n# glibc: %s\n# policy: %s\n# placement: %s\n"
+		"# load_before: %s\n# load_after: %s\n# started: %s\n",
+		SWAIT_BENCH_VERSION, hdr.kernel, hdr.cpu_model, hdr.vcpus,
+		hdr.glibc, hdr.policy, placement_name(opt.cpus),
+		hdr.load_before, hdr.load_after, hdr.started);
+	for (size_t c = 0; c < NCOLS; c++)
+		fprintf(f, "%s%s", c ? "," : "", columns[c]);
+	fputc('\n', f);
+	for (size_t i = 0; i < n; i++) {
+		row_fields(&r[i], v, str, null);
+		for (size_t c = 0; c < NCOLS; c++)
+			fprintf(f, "%s%s", c ? "," : "", null[c] ? "" : v[c]);
+		fputc('\n', f);
+	}
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(f, "\\u%04x", *s);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void print_json(FILE *f, struct row *r, size_t n)
+{
+	char v[NCOLS][64];
+	bool str[NCOLS], null[NCOLS];
+	const char *why = NULL;
+
+	fprintf(f, "{\n  \"tool\": \"swait-bench\",\n  \"version\": ");
+	json_str(f, SWAIT_BENCH_VERSION);
+	fprintf(f, ",\n  \"schema\": 1,\n  \"header\": {\n    \"kernel\": ");
+	json_str(f, hdr.kernel);
+	fprintf(f, ",\n    \"cpu_model\": ");
+	json_str(f, hdr.cpu_model);
+	fprintf(f, ",\n    \"vcpus\": %d,\n    \"glibc\": ", hdr.vcpus);
+	json_str(f, hdr.glibc);
+	fprintf(f, ",\n    \"policy\": ");
+	json_str(f, hdr.policy);
+	fprintf(f, ",\n    \"placement\": ");
+	json_str(f, placement_name(opt.cpus));
+	fprintf(f, ",\n    \"cpus\": [%d, %d],\n    \"reps\": %d,\n"
+		"    \"load_before\": ", opt.cpu_a, opt.cpu_b, opt.reps);
+	json_str(f, hdr.load_before);
+	fprintf(f, ",\n    \"load_after\": ");
+	json_str(f, hdr.load_after);
+	fprintf(f, ",\n    \"started\": ");
+	json_str(f, hdr.started);
+	fprintf(f, ",\n    \"futex_counts\": ");
+	json_str(f, opt.count_futex && futex_tracepoint_available(&why) ?
+		 "tracepoint" : "own-wrappers");
+	fprintf(f, "\n  },\n  \"results\": [");
+	for (size_t i = 0; i < n; i++) {
+		row_fields(&r[i], v, str, null);
+		fprintf(f, "%s\n    {", i ? "," : "");
+		for (size_t c = 0; c < NCOLS; c++) {
+			fprintf(f, "%s\"%s\": ", c ? ", " : "", columns[c]);
+			if (null[c])
+				fputs("null", f);
+			else if (str[c])
+				json_str(f, v[c]);
+			else
+				fputs(v[c], f);
+		}
+		fputc('}', f);
+	}
+	fprintf(f, "\n  ]\n}\n");
+}
+
+void results_print(FILE *f, enum format fmt)
+{
+	struct row *r;
+	size_t n = results_rows(&r);
+
+	switch (fmt) {
+	case FMT_CSV:
+		print_csv(f, r, n);
+		break;
+	case FMT_JSON:
+		print_json(f, r, n);
+		break;
+	default:
+		print_table(f, r, n);
+		break;
+	}
+}

@@ -1,0 +1,394 @@
+// SPDX-License-Identifier: MIT
+/*
+ * swait-bench - compare libswait with pthread_cond and the other ways a
+ * thread sleeps.  See bench/README.md for the method and the output schema.
+ *
+ * This file holds the command line and the order of things: parse and check
+ * every argument before anything runs (a bad one exits 2 naming it), take
+ * the run header, run the scenarios, print, plot.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <swait.h>
+
+#include "bench.h"
+
+struct opts opt = {
+	.cpus = PLACE_SAME,
+	.reps = 0,
+	.format = FMT_TABLE,
+	.cpu_a = -1,
+	.cpu_b = -1,
+};
+
+const struct scenario scenarios[] = {
+	{ "pingpong",
+	  "two threads hand a token back and forth; time per round trip, "
+	  "context switches and futex calls per round trip.",
+	  run_pingpong },
+	{ "nowaiter",
+	  "wake calls with nobody waiting (swait_wake_one, "
+	  "pthread_cond_signal, FUTEX_WAKE, ...); ns per call.",
+	  run_nowaiter },
+	{ "broadcast",
+	  "N waiters (1, 8, 64, 256) verified asleep, then one wake-all; time "
+	  "to the first and the last waiter running and the waker's own time.",
+	  run_broadcast },
+	{ "latency",
+	  "one-way wake latency: the waker stamps the clock just before "
+	  "waking, the woken thread on return (ptsematest style).",
+	  run_latency },
+	{ "timedwait",
+	  "how late a wait with an absolute deadline returns, on "
+	  "CLOCK_MONOTONIC and CLOCK_REALTIME.",
+	  run_timedwait },
+	{ "prodcons",
+	  "P producers and C consumers on a bounded queue; items per second "
+	  "and fairness across consumers.",
+	  run_prodcons },
+};
+const size_t nscenarios = sizeof(scenarios) / sizeof(scenarios[0]);
+
+long trial_iterations(long def, long def_quick)
+{
+	if (opt.iterations)
+		return opt.iterations;
+	return opt.quick ? def_quick : def;
+}
+
+uint64_t trial_duration_ns(void)
+{
+	return (uint64_t)(opt.duration * 1e9);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: swait-bench [SCENARIO...] [OPTIONS]\n"
+"\n"
+"Compare libswait's wait queues with pthread_cond and the other ways a\n"
+"thread sleeps.  With no scenario, runs all of them briefly (under a\n"
+"minute) and prints a table.\n"
+"\n"
+"Scenarios:\n");
+	for (size_t i = 0; i < nscenarios; i++) {
+		const char *h = scenarios[i].help;
+
+		fprintf(f, "  %-10s ", scenarios[i].name);
+		/* Wrap at 78 columns, under the text. */
+		while (*h) {
+			size_t n = strlen(h), cut = n;
+
+			if (n > 65) {
+				cut = 65;
+				while (cut > 0 && h[cut] != ' ')
+					cut--;
+			}
+			fprintf(f, "%.*s\n", (int)cut, h);
+			h += cut;
+			h += strspn(h, " ");
+			if (*h)
+				fprintf(f, "  %-10s ", "");
+		}
+	}
+	fprintf(f,
+"\n"
+"Options:\n"
+"  --mech LIST        comma-separated mechanisms (default: all that fit)\n"
+"  --cpus same|split|free\n"
+"                     same: all threads on one CPU (default; ratios are\n"
+"                     judged here); split: waker and woken on two CPUs;\n"
+"                     free: unpinned, trials labelled by where they ran\n"
+"  --reps N           repetitions, each runs every mechanism once, order\n"
+"                     rotated (default 5, --quick 3)\n"
+"  --iterations N     samples per trial\n"
+"  --duration S       seconds per trial instead of --iterations (pingpong,\n"
+"                     latency, timedwait, prodcons)\n"
+"  --threads N        broadcast: only N waiters; prodcons: N producers and\n"
+"                     N consumers (default 2)\n"
+"  --rt               SCHED_FIFO threads and mlockall (fails if refused)\n"
+"  --count-futex      count futex calls of every mechanism with the\n"
+"                     syscalls:sys_enter_futex tracepoint, in a separate\n"
+"                     untimed run (as root, mounts tracefs in a private\n"
+"                     mount namespace if it is not mounted)\n"
+"  --format table|csv|json\n"
+"  --output FILE      write the results to FILE instead of stdout\n"
+"  --plot FILE.png    draw latency CDFs and broadcast bars with gnuplot\n"
+"  --quick            small trials, ends within about 10 seconds\n"
+"  --help, --version\n"
+"\n"
+"Mechanisms:\n");
+	for (size_t i = 0; i < nmechs; i++)
+		fprintf(f, "  %-14s %s\n", mechs[i].name, mechs[i].desc);
+	fprintf(f,
+"  %-14s %s\n"
+"  %-14s %s\n"
+"pingpong, latency and prodcons use the first nine; timedwait those with a\n"
+"deadline wait; nowaiter swait, swait-all, cond, cond-broadcast, futex and\n"
+"futex-sleeper; broadcast swait, cond and futex in their wake-all forms.\n",
+		"swait-all", "swait_wake_all() with nobody waiting (nowaiter)",
+		"cond-broadcast", "pthread_cond_broadcast() with nobody waiting "
+		"(nowaiter)");
+}
+
+static void __attribute__((noreturn, format(printf, 1, 2)))
+bad(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("swait-bench: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs(" (see --help)\n", stderr);
+	exit(2);
+}
+
+static long parse_long(const char *name, const char *s, long min, long max)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		bad("%s: '%s' is not a whole number from %ld to %ld", name, s,
+		    min, max);
+	return v;
+}
+
+static double parse_seconds(const char *name, const char *s)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v > 0) || v > 3600)
+		bad("%s: '%s' is not a number of seconds in (0, 3600]", name, s);
+	return v;
+}
+
+static int scenario_index(const char *name)
+{
+	for (size_t i = 0; i < nscenarios; i++)
+		if (strcmp(scenarios[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+static void check_mech_list(const char *list)
+{
+	const char *p = list;
+	char name[64];
+
+	if (!*list)
+		bad("--mech: empty list");
+	while (*p) {
+		size_t n = strcspn(p, ",");
+
+		if (n == 0 || n >= sizeof(name))
+			bad("--mech: bad list '%s'", list);
+		memcpy(name, p, n);
+		name[n] = 0;
+		if (!mech_name_known(name))
+			bad("--mech: unknown mechanism '%s'", name);
+		p += n;
+		if (*p == ',' && *++p == 0)
+			bad("--mech: bad list '%s'", list);
+	}
+}
+
+/* The two CPUs placement uses: the last two this process may run on. */
+static void pick_cpus(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) != 0)
+		die("sched_getaffinity: %s", strerror(errno));
+	for (int c = CPU_SETSIZE - 1; c >= 0; c--) {
+		if (!CPU_ISSET(c, &set))
+			continue;
+		if (opt.cpu_a < 0)
+			opt.cpu_a = c;
+		else if (opt.cpu_b < 0)
+			opt.cpu_b = c;
+	}
+	if (opt.cpus == PLACE_SPLIT && opt.cpu_b < 0)
+		bad("--cpus split: this process may run on one CPU only");
+}
+
+static void *rt_probe(void *arg)
+{
+	return arg;
+}
+
+static void check_rt(void)
+{
+	pthread_attr_t a;
+	struct sched_param sp = { .sched_priority = 80 };
+	pthread_t t;
+	int err;
+
+	pthread_attr_init(&a);
+	pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(&a, SCHED_FIFO);
+	pthread_attr_setschedparam(&a, &sp);
+	err = pthread_create(&t, &a, rt_probe, NULL);
+	pthread_attr_destroy(&a);
+	if (err)
+		die("--rt: SCHED_FIFO refused (%s); run as root or raise "
+		    "RLIMIT_RTPRIO, or drop --rt", strerror(err));
+	pthread_join(t, NULL);
+	if (mlockall(MCL_CURRENT | MCL_FUTURE) != 0)
+		die("--rt: mlockall refused (%s); raise RLIMIT_MEMLOCK or "
+		    "drop --rt", strerror(errno));
+}
+
+/* Options that take a value: "--name value" or "--name=value". */
+static const char *value_of(const char *arg, const char *name, int *i,
+			    int argc, char **argv)
+{
+	size_t n = strlen(name);
+
+	if (strncmp(arg, name, n) != 0)
+		return NULL;
+	if (arg[n] == '=')
+		return arg + n + 1;
+	if (arg[n] != 0)
+		return NULL;
+	if (*i + 1 >= argc)
+		bad("%s needs a value", name);
+	return argv[++*i];
+}
+
+static void parse(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v;
+		int s;
+
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			usage(stdout);
+			exit(0);
+		} else if (strcmp(a, "--version") == 0 ||
+			   strcmp(a, "-V") == 0) {
+			printf("swait-bench %s\n", SWAIT_BENCH_VERSION);
+			exit(0);
+		} else if (strcmp(a, "--rt") == 0) {
+			opt.rt = true;
+		} else if (strcmp(a, "--quick") == 0) {
+			opt.quick = true;
+		} else if (strcmp(a, "--count-futex") == 0) {
+			opt.count_futex = true;
+		} else if ((v = value_of(a, "--mech", &i, argc, argv))) {
+			check_mech_list(v);
+			opt.mech_list = v;
+		} else if ((v = value_of(a, "--cpus", &i, argc, argv))) {
+			if (strcmp(v, "same") == 0)
+				opt.cpus = PLACE_SAME;
+			else if (strcmp(v, "split") == 0)
+				opt.cpus = PLACE_SPLIT;
+			else if (strcmp(v, "free") == 0)
+				opt.cpus = PLACE_FREE;
+			else
+				bad("--cpus: '%s' is not same, split or free",
+				    v);
+		} else if ((v = value_of(a, "--reps", &i, argc, argv))) {
+			opt.reps = (int)parse_long("--reps", v, 1, 1000);
+		} else if ((v = value_of(a, "--iterations", &i, argc, argv))) {
+			opt.iterations = parse_long("--iterations", v, 1,
+						    100000000);
+		} else if ((v = value_of(a, "--duration", &i, argc, argv))) {
+			opt.duration = parse_seconds("--duration", v);
+		} else if ((v = value_of(a, "--threads", &i, argc, argv))) {
+			opt.threads = (int)parse_long("--threads", v, 1, 1024);
+		} else if ((v = value_of(a, "--format", &i, argc, argv))) {
+			if (strcmp(v, "table") == 0)
+				opt.format = FMT_TABLE;
+			else if (strcmp(v, "csv") == 0)
+				opt.format = FMT_CSV;
+			else if (strcmp(v, "json") == 0)
+				opt.format = FMT_JSON;
+			else
+				bad("--format: '%s' is not table, csv or json",
+				    v);
+		} else if ((v = value_of(a, "--output", &i, argc, argv))) {
+			if (!*v)
+				bad("--output: empty file name");
+			opt.output = v;
+		} else if ((v = value_of(a, "--plot", &i, argc, argv))) {
+			size_t n = strlen(v);
+
+			if (n < 5 || strcmp(v + n - 4, ".png") != 0)
+				bad("--plot: '%s' is not a .png file name", v);
+			opt.plot = v;
+		} else if (a[0] == '-') {
+			bad("unknown option '%s'", a);
+		} else if (strcmp(a, "all") == 0) {
+			opt.scenarios = (1u << nscenarios) - 1;
+		} else if ((s = scenario_index(a)) >= 0) {
+			opt.scenarios |= 1u << s;
+		} else {
+			bad("unknown scenario '%s'", a);
+		}
+	}
+	if (opt.iterations && opt.duration > 0)
+		bad("--iterations and --duration: give one, not both");
+	if (!opt.scenarios)
+		opt.scenarios = (1u << nscenarios) - 1;
+	if (opt.plot && !(opt.scenarios & ((1u << scenario_index("pingpong")) |
+					   (1u << scenario_index("latency")) |
+					   (1u << scenario_index("broadcast")))))
+		bad("--plot: '%s' would be empty; only pingpong, latency and "
+		    "broadcast have plots", opt.plot);
+	if (!opt.reps)
+		opt.reps = opt.quick ? 3 : 5;
+}
+
+int main(int argc, char **argv)
+{
+	FILE *out = stdout;
+
+	parse(argc, argv);
+	pick_cpus();
+	if (opt.count_futex && tracefs_private_mount())
+		fprintf(stderr, "swait-bench: --count-futex: mounted tracefs "
+			"in a private mount namespace\n");
+	if (opt.plot && !plot_available())
+		die("--plot needs gnuplot, which is not in PATH (Debian: "
+		    "apt-get install gnuplot-nox)");
+	if (opt.output) {
+		out = fopen(opt.output, "w");
+		if (!out)
+			die("--output: cannot open '%s': %s", opt.output,
+			    strerror(errno));
+	}
+	if (opt.rt)
+		check_rt();
+	opt.progress = isatty(STDERR_FILENO);
+	header_begin();
+	watchdog_start();
+	for (size_t i = 0; i < nscenarios; i++)
+		if (opt.scenarios & (1u << i))
+			scenarios[i].run();
+	header_end();
+	if (opt.progress)
+		fputs("\r\033[K", stderr);
+	results_print(out, opt.format);
+	if (out != stdout && fclose(out) != 0)
+		die("--output: cannot write '%s': %s", opt.output,
+		    strerror(errno));
+	fflush(stdout);
+	if (opt.plot && plot_write(opt.plot) != 0)
+		return 1;
+	return 0;
+}

@@ -1,0 +1,403 @@
+// SPDX-License-Identifier: MIT
+/*
+ * util.c - clocks, placement, threads, per-thread counters, run header.
+ */
+#include <errno.h>
+#include <gnu/libc-version.h>
+#include <linux/perf_event.h>
+#include <math.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+double ts_to_ns(const struct timespec *ts)
+{
+	return (double)ts->tv_sec * 1e9 + (double)ts->tv_nsec;
+}
+
+struct timespec ns_to_ts(uint64_t ns)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)(ns / 1000000000u),
+		.tv_nsec = (long)(ns % 1000000000u),
+	};
+	return ts;
+}
+
+void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("swait-bench: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+/* What is running now, for the progress line and the watchdog. */
+static pthread_mutex_t progress_mu = PTHREAD_MUTEX_INITIALIZER;
+static char progress_what[128] = "start-up";
+static uint64_t progress_at;
+
+void progress(const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&progress_mu);
+	va_start(ap, fmt);
+	vsnprintf(progress_what, sizeof(progress_what), fmt, ap);
+	va_end(ap);
+	progress_at = now_ns();
+	pthread_mutex_unlock(&progress_mu);
+	if (!opt.progress)
+		return;
+	fprintf(stderr, "\r\033[K%s", progress_what);
+	fflush(stderr);
+}
+
+/*
+ * A mechanism that loses a wakeup would hang the run.  Every trial calls
+ * progress(); if none has for far longer than any trial takes, say which
+ * trial stalled and exit 3 instead of hanging.
+ */
+static void *watchdog(void *arg)
+{
+	uint64_t limit = (uint64_t)(120 + 3 * opt.duration) * 1000000000u;
+	const char *env = getenv("SWAIT_BENCH_WATCHDOG");	/* seconds */
+
+	(void)arg;
+	if (env && atoi(env) > 0)
+		limit = (uint64_t)atoi(env) * 1000000000u;
+	for (;;) {
+		sleep(1);
+		pthread_mutex_lock(&progress_mu);
+		if (now_ns() - progress_at > limit) {
+			fprintf(stderr, "\nswait-bench: no progress for %.0f s "
+				"in '%s' (a lost wakeup?)\n",
+				(double)limit / 1e9, progress_what);
+			_exit(3);
+		}
+		pthread_mutex_unlock(&progress_mu);
+	}
+	return NULL;
+}
+
+void watchdog_start(void)
+{
+	pthread_t t;
+
+	progress_at = now_ns();
+	if (pthread_create(&t, NULL, watchdog, NULL) == 0)
+		pthread_detach(t);
+}
+
+/* Touch every page now, so that no sample pays a page fault. */
+void *alloc_samples(size_t n)
+{
+	double *p = malloc((n ? n : 1) * sizeof(*p));
+
+	if (!p)
+		die("out of memory for %zu samples", n);
+	memset(p, 0, (n ? n : 1) * sizeof(*p));
+	return p;
+}
+
+/* --------------------------------------------------------------- threads */
+
+const char *placement_name(enum placement p)
+{
+	switch (p) {
+	case PLACE_SAME:
+		return "same";
+	case PLACE_SPLIT:
+		return "split";
+	default:
+		return "free";
+	}
+}
+
+int place_cpu(bool waker_side)
+{
+	switch (opt.cpus) {
+	case PLACE_SAME:
+		return opt.cpu_a;
+	case PLACE_SPLIT:
+		return waker_side ? opt.cpu_a : opt.cpu_b;
+	default:
+		return -1;
+	}
+}
+
+pthread_t spawn(void *(*fn)(void *), void *arg, int cpu)
+{
+	pthread_attr_t a;
+	pthread_t t;
+	int err;
+
+	pthread_attr_init(&a);
+	pthread_attr_setstacksize(&a, 256 * 1024);
+	if (cpu >= 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		pthread_attr_setaffinity_np(&a, sizeof(set), &set);
+	}
+	if (opt.rt) {
+		struct sched_param sp = { .sched_priority = 80 };
+
+		pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED);
+		pthread_attr_setschedpolicy(&a, SCHED_FIFO);
+		pthread_attr_setschedparam(&a, &sp);
+	}
+	err = pthread_create(&t, &a, fn, arg);
+	pthread_attr_destroy(&a);
+	if (err)
+		die("cannot start a thread: %s", strerror(err));
+	return t;
+}
+
+/* ------------------------------------------------------- per-thread counts */
+
+static long thread_csw(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_THREAD, &ru);
+	return ru.ru_nvcsw + ru.ru_nivcsw;
+}
+
+/*
+ * For --count-futex as root when tracefs is not mounted: mount it in a
+ * mount namespace of our own, so that nothing outside this process sees
+ * it and it goes away with us.  Must run before the first thread starts
+ * (unshare(CLONE_NEWNS) implies CLONE_FS).  Returns whether it did.
+ */
+bool tracefs_private_mount(void)
+{
+	if (access("/sys/kernel/tracing/events", F_OK) == 0 ||
+	    access("/sys/kernel/debug/tracing/events", F_OK) == 0)
+		return false;
+	if (unshare(CLONE_NEWNS) != 0)
+		return false;
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+	    mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) != 0)
+		return false;
+	return true;
+}
+
+static long tp_id = -2;		/* -2: not looked up, -1: unavailable */
+static const char *tp_why;
+
+bool futex_tracepoint_available(const char **why)
+{
+	static const char *const paths[] = {
+		"/sys/kernel/tracing/events/syscalls/sys_enter_futex/id",
+		"/sys/kernel/debug/tracing/events/syscalls/sys_enter_futex/id",
+	};
+
+	if (tp_id == -2) {
+		tp_id = -1;
+		tp_why = "tracefs is not mounted "
+			 "(mount -t tracefs nodev /sys/kernel/tracing)";
+		for (size_t i = 0; i < 2 && tp_id < 0; i++) {
+			FILE *f = fopen(paths[i], "r");
+
+			if (!f)
+				continue;
+			if (fscanf(f, "%ld", &tp_id) != 1)
+				tp_id = -1;
+			fclose(f);
+		}
+		if (tp_id >= 0) {
+			struct tcount t;
+
+			/* Probe: root, or perf_event_paranoid, may refuse. */
+			tcount_tracepoint(&t, true);
+			if (t.tp_fd[0] < 0) {
+				tp_why = "perf_event_open refused the "
+					 "syscalls:sys_enter_futex tracepoint";
+				tp_id = -1;
+			}
+			tcount_close(&t);
+		}
+	}
+	if (why)
+		*why = tp_why;
+	return tp_id >= 0;
+}
+
+static int tp_open(const char *filter)
+{
+	struct perf_event_attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.type = PERF_TYPE_TRACEPOINT;
+	a.size = sizeof(a);
+	a.config = (uint64_t)tp_id;
+	a.sample_period = 1;
+	fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1,
+			  PERF_FLAG_FD_CLOEXEC);
+	if (fd >= 0 && filter &&
+	    ioctl(fd, PERF_EVENT_IOC_SET_FILTER, filter) != 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/*
+ * FUTEX_WAKE and FUTEX_WAKE_BITSET; the waits are FUTEX_WAIT and
+ * FUTEX_WAIT_BITSET, each with or without the private and realtime flags.
+ */
+#define TP_WAKE "op == 1 || op == 129 || op == 10 || op == 138"
+#define TP_WAIT "op == 0 || op == 128 || op == 9 || op == 137 || " \
+		"op == 265 || op == 393"
+
+void tcount_close(struct tcount *t)
+{
+	for (int i = 0; i < 3; i++) {
+		if (t->tp_fd[i] >= 0)
+			close(t->tp_fd[i]);
+		t->tp_fd[i] = -1;
+	}
+}
+
+void tcount_tracepoint(struct tcount *t, bool on)
+{
+	for (int i = 0; i < 3; i++)
+		t->tp_fd[i] = -1;
+	if (!on || tp_id < 0)
+		return;
+	t->tp_fd[0] = tp_open(TP_WAKE);
+	t->tp_fd[1] = tp_open(TP_WAIT);
+	t->tp_fd[2] = tp_open(NULL);
+}
+
+static long tp_read(int fd)
+{
+	uint64_t v;
+
+	if (fd < 0 || read(fd, &v, sizeof(v)) != sizeof(v))
+		return -1;
+	return (long)v;
+}
+
+void tcount_check_cpu(struct tcount *t)
+{
+	if (sched_getcpu() != t->cpu_begin)
+		t->moved = true;
+}
+
+void tcount_begin(struct tcount *t)
+{
+	t->cpu_begin = sched_getcpu();
+	t->moved = false;
+	t->fwake = tl_futex_wake;
+	t->fwait = tl_futex_wait;
+	t->tp_wake = tp_read(t->tp_fd[0]);
+	t->tp_wait = tp_read(t->tp_fd[1]);
+	t->tp_all = tp_read(t->tp_fd[2]);
+	t->csw = thread_csw();
+}
+
+void tcount_end(struct tcount *t)
+{
+	long w, s, a;
+
+	t->csw = thread_csw() - t->csw;
+	w = tp_read(t->tp_fd[0]);
+	s = tp_read(t->tp_fd[1]);
+	a = tp_read(t->tp_fd[2]);
+	t->tp_wake = w < 0 ? -1 : w - t->tp_wake;
+	t->tp_wait = s < 0 ? -1 : s - t->tp_wait;
+	t->tp_all = a < 0 ? -1 : a - t->tp_all;
+	t->fwake = tl_futex_wake - t->fwake;
+	t->fwait = tl_futex_wait - t->fwait;
+	t->cpu_end = sched_getcpu();
+}
+
+const char *regime_of(const struct tcount *a, const struct tcount *b)
+{
+	if (opt.cpus != PLACE_FREE)
+		return placement_name(opt.cpus);
+	if (a->moved || b->moved || a->cpu_begin != a->cpu_end ||
+	    b->cpu_begin != b->cpu_end)
+		return "migrated";
+	return a->cpu_begin == b->cpu_begin ? "same" : "split";
+}
+
+/* ---------------------------------------------------------------- header */
+
+struct sysinfo_hdr hdr;
+
+static void read_loadavg(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/loadavg", "r");
+	double a = 0, b = 0, c = 0;
+
+	if (f && fscanf(f, "%lf %lf %lf", &a, &b, &c) == 3)
+		snprintf(buf, len, "%.2f %.2f %.2f", a, b, c);
+	else
+		snprintf(buf, len, "unknown");
+	if (f)
+		fclose(f);
+}
+
+void header_begin(void)
+{
+	struct utsname u;
+	FILE *f;
+	char line[256];
+	time_t now = time(NULL);
+
+	if (uname(&u) == 0)
+		snprintf(hdr.kernel, sizeof(hdr.kernel), "%s %s %s", u.sysname,
+			 u.release, u.machine);
+	snprintf(hdr.cpu_model, sizeof(hdr.cpu_model), "unknown");
+	f = fopen("/proc/cpuinfo", "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		char *p = strchr(line, ':');
+
+		if (strncmp(line, "model name", 10) == 0 && p) {
+			p += 1 + strspn(p + 1, " \t");
+			p[strcspn(p, "\n")] = 0;
+			snprintf(hdr.cpu_model, sizeof(hdr.cpu_model), "%s", p);
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	hdr.vcpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	snprintf(hdr.glibc, sizeof(hdr.glibc), "%s", gnu_get_libc_version());
+	snprintf(hdr.policy, sizeof(hdr.policy), "%s",
+		 opt.rt ? "SCHED_FIFO 80, mlockall" : "SCHED_OTHER");
+	read_loadavg(hdr.load_before, sizeof(hdr.load_before));
+	strftime(hdr.started, sizeof(hdr.started), "%Y-%m-%dT%H:%M:%SZ",
+		 gmtime(&now));
+}
+
+void header_end(void)
+{
+	read_loadavg(hdr.load_after, sizeof(hdr.load_after));
+}
