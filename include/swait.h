@@ -312,7 +312,9 @@ int swait_deadline_after(struct timespec *deadline, clockid_t clock,
  *	CLOCK_MONOTONIC.
  *
  * cond is evaluated first without touching the head (a true cond costs
- * nothing), then after each prepare.  When the deadline passes or a signal
+ * nothing), then after each prepare, and after each wake before the waiter
+ * queues again (a woken waiter is already off the queue, so a true cond
+ * then returns without taking the head lock).  When the deadline passes or a signal
  * arrives, the waiter is dequeued and cond is evaluated one last time: a true
  * cond returns 0.  A wake the waiter had been selected for is passed on by
  * swait_finish(), never swallowed.  The macros return EINVAL for a bad clock,
@@ -372,6 +374,10 @@ int swait_deadline_after(struct timespec *deadline, clockid_t clock,
 						&swait_w_, swait_f_,	\
 						swait_c_, swait_d_);	\
 				if (swait_r_ != 0)			\
+					break;				\
+				/* Woken, so dequeued: check before	\
+				 * queueing again (I6). */		\
+				if (cond)				\
 					break;				\
 			}						\
 			swait_finish(swait_h_, &swait_w_);		\
