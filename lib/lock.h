@@ -24,6 +24,7 @@
 #ifndef SWAIT_LOCK_H
 #define SWAIT_LOCK_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "check.h"
