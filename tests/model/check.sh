@@ -1,0 +1,150 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# tests/model/check.sh [--mutant NAME] [--expect-fail[=TEXT]] [--keep DIR]
+#                       [-DNAME=VALUE...]
+#
+# Check the spin model of the wait/wake protocol (swait.pml, next to this
+# script) exhaustively: spin -a, cc pan.c, run pan, read its verdict.
+#
+#   (no option)       the real protocol, default configuration (3 waiters,
+#                     2 wakers, see swait.pml); exit 0 iff pan reports
+#                     "errors: 0" after a complete search.
+#   --mutant NAME     the model variant of lib/swait.c's seeded bug NAME
+#                     (no_barrier, wait_no_compare, store_before_dequeue,
+#                     finish_keeps_queued, no_final_recheck,
+#                     read_after_store, wake_all_holds_lock; and the
+#                     model-only dequeue_keeps_state and no_pass_on): spin
+#                     -DMUTANT_NAME.  Without --expect-fail the verdict is
+#                     the same as for the real model (exit 0 iff no error),
+#                     which is what tests/mutants/run expects.
+#   --expect-fail     invert: exit 0 iff pan reports at least one error.
+#   --expect-fail=TEXT  and pan's first error line contains TEXT (which
+#                     property caught it, e.g. "departed" for (b)).
+#   --keep DIR        build and run in DIR and keep it (pan, the trail).
+#   -DNAME=VALUE      passed to spin: model parameters (NW, NK, TIMEOUTS,
+#                     SPURIOUS, RETRY, WAKES; see swait.pml).
+#
+# Exit: 0 as expected, 1 not as expected, 2 could not run.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+model=$here/swait.pml
+mutant=
+expect=pass
+keep=
+defs=
+pattern=
+
+usage() {
+	sed -n '4,28p' "$0" | sed 's/^# \{0,1\}//' >&2
+	exit 2
+}
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--mutant) [ $# -ge 2 ] || usage; mutant=$2; shift 2 ;;
+	--mutant=*) mutant=${1#--mutant=}; shift ;;
+	--expect-fail) expect=fail; shift ;;
+	--expect-fail=*) expect=fail; pattern=${1#--expect-fail=}; shift ;;
+	--keep) [ $# -ge 2 ] || usage; keep=$2; shift 2 ;;
+	-D*) defs="$defs $1"; shift ;;
+	-h|--help) usage ;;
+	*) echo "check.sh: unknown argument: $1" >&2; usage ;;
+	esac
+done
+
+if [ -n "$mutant" ]; then
+	case $mutant in
+	no_barrier|wait_no_compare|store_before_dequeue|finish_keeps_queued|\
+	no_final_recheck|read_after_store|wake_all_holds_lock|\
+	dequeue_keeps_state|no_pass_on) ;;
+	*) echo "check.sh: unknown mutant: $mutant" >&2; exit 2 ;;
+	esac
+	defs="$defs -DMUTANT_$(echo "$mutant" | tr '[:lower:]' '[:upper:]')"
+fi
+
+for tool in spin cc; do
+	command -v "$tool" >/dev/null 2>&1 ||
+		{ echo "check.sh: $tool not found" >&2; exit 2; }
+done
+
+if [ -n "$keep" ]; then
+	mkdir -p "$keep"
+	dir=$(cd "$keep" && pwd)
+else
+	dir=$(mktemp -d "${TMPDIR:-/tmp}/swait-model.XXXXXX")
+	trap 'rm -rf "$dir"' EXIT
+	trap 'exit 2' HUP INT TERM
+fi
+
+# pan: safety properties only (assertions, invalid end states); states
+# stored collapsed (lossless); a memory bound well under the machine's;
+# a search depth bound far above the model's (a truncated search fails).
+MEMLIM=${SWAIT_MODEL_MEMLIM:-6144}
+PANFLAGS="-DSAFETY -DCOLLAPSE -DMEMLIM=$MEMLIM"
+
+echo "model: spin -a$defs swait.pml"
+cd "$dir"
+cp "$model" swait.pml
+# shellcheck disable=SC2086
+spin -a $defs swait.pml >spin.log 2>&1 ||
+	{ cat spin.log; echo "check.sh: spin -a failed" >&2; exit 2; }
+# shellcheck disable=SC2086
+cc -O2 -w $PANFLAGS -o pan pan.c >cc.log 2>&1 ||
+	{ cat cc.log; echo "check.sh: cc pan.c failed" >&2; exit 2; }
+
+start=$(date +%s)
+./pan -m200000 -w26 >pan.out 2>&1 || true
+end=$(date +%s)
+
+errors=$(sed -n 's/.*errors: \([0-9][0-9]*\).*/\1/p' pan.out | tail -n 1)
+if [ -z "$errors" ]; then
+	cat pan.out
+	echo "check.sh: no verdict from pan" >&2
+	exit 2
+fi
+complete=yes
+if grep -q -e 'Search not completed' -e 'max search depth too small' \
+	-e 'out of memory' -e 'MEMLIM' pan.out; then
+	complete=no
+fi
+
+grep -e '^pan:[0-9]' -e 'State-vector' -e 'states, stored' \
+	-e 'transitions' -e 'elapsed time' -e 'total actual memory' \
+	pan.out | sed 's/^/  /'
+echo "  wall time $((end - start)) s, complete search: $complete"
+
+if [ "$errors" -gt 0 ] && [ -f swait.pml.trail ]; then
+	# The counterexample, short: where every process stands at its end.
+	# shellcheck disable=SC2086
+	spin -t -p $defs swait.pml >trail.txt 2>&1 || true
+	{
+		grep -e 'Error' -e 'trail ends' trail.txt
+		sed -n '/^#processes/,$p' trail.txt | grep -e 'proc .*('
+	} | head -n 12 | sed 's/^/  trail: /' || true
+	echo "  replay: spin -t -p$defs swait.pml (check.sh --keep DIR keeps it)"
+fi
+
+case $expect in
+pass)
+	if [ "$errors" -eq 0 ] && [ $complete = yes ]; then
+		echo "model: PASS (errors: 0)"
+		exit 0
+	fi
+	echo "model: FAIL (errors: $errors, complete search: $complete)"
+	exit 1 ;;
+fail)
+	first=$(grep -m 1 '^pan:[0-9]' pan.out || true)
+	if [ "$errors" -gt 0 ] && [ -n "$pattern" ] &&
+	   ! printf '%s\n' "$first" | grep -qF -- "$pattern"; then
+		echo "model: FAIL (caught, but not by a violation mentioning '$pattern')"
+		exit 1
+	fi
+	if [ "$errors" -gt 0 ]; then
+		echo "model: PASS (mutant caught, errors: $errors)"
+		exit 0
+	fi
+	echo "model: FAIL (mutant not caught, complete search: $complete)"
+	exit 1 ;;
+esac
