@@ -1,0 +1,552 @@
+// SPDX-License-Identifier: MIT
+/*
+ * stress_leave.c - waiters that leave without sleeping on their wake: a
+ * deadline passes (timeouts), a signal handler runs (interruptible waits),
+ * or the thread is cancelled.  The library promises that a waiter selected
+ * by swait_wake_one() which leaves that way passes the wake on (swait.h,
+ * "No swallowed wakeups"); these tests check that no token is stranded.
+ *
+ * All three share one shape: many short rounds with one token and one
+ * swait_wake_one() each (wakers take turns).  A steady waiter (plain
+ * swait_event) takes every token it sees, so any later wake would rescue a
+ * token whose wake was swallowed; with one wake per round, the drain at the
+ * end of the round checks exactly that wake.  "Leavers" time out or are
+ * interrupted, and then stay away for the rest of the round (parked), so
+ * they cannot rescue the token either; half of them use the low-level calls
+ * and give up without the macros' last look at the condition.  In the
+ * cancellation test the waker cancels the waiter its wake most likely
+ * selected (the one queued longest), right after the wake, and the
+ * replacement starts only after the drain.  A stranded token stops the
+ * drain and the watchdog names the sleepers.
+ *
+ * How sharp each is (checked with a library whose swait_finish() drops the
+ * wake, a local experiment): the cancellation test catches it within
+ * seconds.  The timeout and signal tests rarely hit the window (a wake that
+ * selects a waiter between its timeout or EINTR and its swait_finish()),
+ * so there they mostly check exact counts and that nothing hangs.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+
+#include <cmocka.h>
+
+#include "stressutil.h"
+
+enum lv_mode { LV_TIMEOUT, LV_SIGNAL, LV_CANCEL };
+
+#define LV_MAX_WAITERS 8
+#define LV_WAKERS 2
+
+static const char lv_phase_steady[] =
+	"in swait_event on head, waiting for a token";
+static const char lv_phase_timed[] =
+	"in swait_event_timeout_ns (5-40 us) on head, waiting for a token";
+static const char lv_phase_intr[] =
+	"in swait_event_interruptible on head, waiting for a token";
+static const char lv_phase_steady_dawdle[] =
+	"in swait_prepare/sleep (dawdles while queued) on head";
+static const char lv_phase_timed_give_up[] =
+	"in swait_prepare/sleep (5-40 us deadline, gives up) on head";
+static const char lv_phase_intr_give_up[] =
+	"in swait_prepare/sleep (interruptible, gives up) on head";
+
+static struct {
+	enum lv_mode mode;
+	struct swait_head head;
+	struct st_tokens tok;
+	int nwaiters, nleavers;	/* waiters [0, nleavers) are leavers */
+	long rounds, per_round;
+	unsigned waker_spin;	/* most iterations between two posts */
+	int done;		/* atomic: waiters leave */
+	int pause;		/* atomic: leavers park at their next exit */
+	int parked;		/* atomic: leavers parked */
+	long wakers_done;	/* atomic: waker rounds finished, cumulative */
+	int stop_signals;	/* atomic */
+	long bad;		/* atomic: unexpected return values */
+	long cancels, cancels_waiting;	/* atomic */
+	int struck;		/* atomic: 1 + the waiter cancelled this round */
+	int queued;		/* atomic: leavers that began a wait this round */
+	long ticket_next;	/* atomic: order in which waiters queue */
+	long ticket[LV_MAX_WAITERS];	/* atomic: 0 while not waiting */
+	pthread_mutex_t gate_lock;
+	pthread_cond_t gate_cond;
+	long round;		/* written under gate_lock; atomic */
+	struct st_thread *waiter[LV_MAX_WAITERS], *waker[LV_WAKERS], *sig;
+} lv;
+
+/*
+ * Leave for the rest of the round.  parked counts the leavers parked in
+ * this round: lv_set_round() clears it when it starts the next one.
+ */
+static void lv_park(struct st_thread *t)
+{
+	long r;
+
+	st_phase(t, "parked until the next round (the steady waiters "
+		    "must take the rest)");
+	pthread_mutex_lock(&lv.gate_lock);
+	(void)ST_ADD(&lv.parked, 1);
+	r = lv.round;
+	while (lv.round == r && !ST_LOAD(&lv.done))
+		pthread_cond_wait(&lv.gate_cond, &lv.gate_lock);
+	pthread_mutex_unlock(&lv.gate_lock);
+}
+
+/* Cleanup handler: the thread was cancelled (in swait_sleep). */
+static void lv_cancelled(void *arg)
+{
+	struct st_thread *t = arg;
+
+	st_phase(t, "cancelled");
+	ST_STORE(&lv.ticket[t->idx], 0);	/* no longer queued */
+	ST_STORE(&t->exited, 1);
+}
+
+static bool lv_cond(bool *got)
+{
+	return (*got = st_token_take(&lv.tok)) || ST_LOAD(&lv.done);
+}
+
+/*
+ * A leaver that gives up: the low-level calls, and after a timeout or a
+ * signal no last look at the condition (the macros take one, which would
+ * rescue a token whose wake the library swallowed).  It dawdles while
+ * queued, before it sleeps and before it finishes, so that wakes select it
+ * in those windows: a cancellation acted on at the start of the sleep, or a
+ * timeout or signal followed by a wake, then leaves with a wake that only
+ * swait_finish() can pass on.  In the cancellation test it never gives up;
+ * only the dawdling is used.
+ */
+static int lv_wait_give_up(bool *got, unsigned flags,
+			   const struct timespec *deadline, uint64_t *rnd)
+{
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+	int err = 0;
+
+	if (lv_cond(got))
+		return 0;
+	for (;;) {
+		swait_prepare(&lv.head, &w);
+		if (lv_cond(got))
+			break;
+		st_spin((unsigned)(st_rand(rnd) % 8192));
+		err = swait_sleep(&lv.head, &w, flags, CLOCK_MONOTONIC,
+				  deadline);
+		if (err)
+			break;
+	}
+	if (err)
+		st_spin((unsigned)(st_rand(rnd) % 32768));
+	swait_finish(&lv.head, &w);
+	return err;
+}
+
+static void *lv_waiter(void *arg)
+{
+	struct st_thread *t = arg;
+	bool leaver = t->idx < lv.nleavers;
+	bool give_up = t->idx % 2 == 1;
+	uint64_t rnd = st_seed(400 + t->idx + 16 * (int)t->aux);
+
+	/*
+	 * Deadlines to the microsecond: with the default 50 us timer slack a
+	 * 5-40 us deadline would expire anywhere in 5-90 us.
+	 */
+	(void)prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
+	pthread_cleanup_push(lv_cancelled, t);
+	for (;;) {
+		bool got = false;
+		int err = 0;
+		long r0;	/* the round this wait began in */
+
+		/* Roughly our place in the FIFO, for the canceller. */
+		ST_STORE(&lv.ticket[t->idx], ST_ADD(&lv.ticket_next, 1));
+		r0 = ST_LOAD(&lv.round);
+
+		if (leaver)
+			(void)ST_ADD(&lv.queued, 1);
+		if (!leaver && (lv.mode != LV_CANCEL || !give_up)) {
+			st_phase(t, lv_phase_steady);
+			swait_event(&lv.head, lv_cond(&got));
+		} else if (!leaver) {
+			st_phase(t, lv_phase_steady_dawdle);
+			(void)lv_wait_give_up(&got, 0, NULL, &rnd);
+		} else if (lv.mode == LV_TIMEOUT) {
+			int64_t ns = 5000 + (int64_t)(st_rand(&rnd) % 35000);
+			struct timespec dl;
+
+			if (give_up) {
+				st_phase(t, lv_phase_timed_give_up);
+				swait_deadline_after(&dl, CLOCK_MONOTONIC, ns);
+				err = lv_wait_give_up(&got, 0, &dl, &rnd);
+			} else {
+				st_phase(t, lv_phase_timed);
+				err = swait_event_timeout_ns(&lv.head,
+						lv_cond(&got), ns);
+			}
+		} else if (give_up) {
+			st_phase(t, lv_phase_intr_give_up);
+			err = lv_wait_give_up(&got, SWAIT_INTERRUPTIBLE, NULL,
+					      &rnd);
+		} else {
+			st_phase(t, lv_phase_intr);
+			err = swait_event_interruptible(&lv.head,
+							lv_cond(&got));
+		}
+		ST_STORE(&lv.ticket[t->idx], 0);
+		/*
+		 * No cancellation point from here to the next wait: a token
+		 * taken is always counted, even in a thread cancelled later.
+		 */
+		if (got) {
+			if (err != 0)	/* cond true must return 0 */
+				st_add(&lv.bad, 1);
+			st_add(&t->count, 1);
+			/*
+			 * Let some leavers queue ahead of us, so that the
+			 * next wake selects a leaver about to give up, with
+			 * us behind it to pass the wake on to.
+			 */
+			if (lv.mode == LV_TIMEOUT) {
+				int k = 1 + (int)(st_rand(&rnd) %
+						  (uint64_t)lv.nleavers);
+
+				st_phase(t, "letting leavers queue ahead");
+				for (int n = 0; n < 200 &&
+				     (ST_LOAD(&lv.round) == r0 ||
+				      ST_LOAD(&lv.queued) < k); n++)
+					sched_yield();
+			}
+		} else if ((err == ETIMEDOUT && lv.mode == LV_TIMEOUT) ||
+			   (err == EINTR && lv.mode == LV_SIGNAL)) {
+			/*
+			 * Gone for the rest of the round: a retry would take
+			 * a token whose wake we swallowed, and hide the bug.
+			 */
+			st_add(&t->aux, 1);
+			lv_park(t);
+			continue;
+		} else if (err != 0) {
+			st_add(&lv.bad, 1);
+		} else {
+			break;	/* the condition was true: done */
+		}
+		if (leaver && ST_LOAD(&lv.pause))
+			lv_park(t);
+	}
+	pthread_cleanup_pop(0);
+	st_exit(t);
+	return NULL;
+}
+
+/* The waiter queued longest: the one the next wake_one will select. */
+static int lv_oldest_waiter(void)
+{
+	long best = 0;
+	int i = -1;
+
+	for (int k = 0; k < lv.nwaiters; k++) {
+		long v = ST_LOAD(&lv.ticket[k]);
+
+		if (v && (!best || v < best)) {
+			best = v;
+			i = k;
+		}
+	}
+	return i;
+}
+
+/* Cancel waiter i; the main thread reaps it (lv_reap). */
+static void lv_strike(int i)
+{
+	struct st_thread *t = lv.waiter[i];
+
+	if (ST_LOAD(&t->phase) == lv_phase_steady ||
+	    ST_LOAD(&t->phase) == lv_phase_steady_dawdle)
+		(void)ST_ADD(&lv.cancels_waiting, 1);
+	pthread_cancel(t->tid);
+	ST_STORE(&lv.struck, i + 1);
+}
+
+static void *lv_waker(void *arg)
+{
+	struct st_thread *t = arg;
+	uint64_t rnd = st_seed(500 + t->idx);
+
+	for (long r = 1; r <= lv.rounds; r++) {
+		st_phase(t, "waiting for the round to start");
+		pthread_mutex_lock(&lv.gate_lock);
+		while (lv.round < r)
+			pthread_cond_wait(&lv.gate_cond, &lv.gate_lock);
+		pthread_mutex_unlock(&lv.gate_lock);
+		/* One waker per round: a second wake would rescue the first. */
+		if (r % LV_WAKERS == t->idx) {
+			st_phase(t, "posting tokens (post, swait_wake_one)");
+			for (long i = 0; i < lv.per_round; i++) {
+				int oldest;
+				bool strike;
+
+				/* Land at a random point of the round. */
+				st_spin((unsigned)(st_rand(&rnd) %
+						   lv.waker_spin));
+				oldest = lv_oldest_waiter();
+				strike = lv.mode == LV_CANCEL && oldest >= 0 &&
+					 st_rand(&rnd) % 4 != 0;
+
+				st_token_post(&lv.tok, 1);
+				swait_wake_one(&lv.head);
+				/*
+				 * Cancel the one this wake most likely
+				 * selected, while it is still on its way out
+				 * of the futex: its cleanup must pass the wake
+				 * on.
+				 */
+				if (strike)
+					lv_strike(oldest);
+				st_add(&t->count, 1);
+			}
+		}
+		st_add(&lv.wakers_done, 1);
+	}
+	st_exit(t);
+	return NULL;
+}
+
+/* The signal storm: SIGUSR1 at random waiters as fast as it can. */
+static void *lv_signaller(void *arg)
+{
+	struct st_thread *t = arg;
+	uint64_t rnd = st_seed(600);
+
+	st_phase(t, "sending SIGUSR1 to random waiters");
+	while (!ST_LOAD(&lv.stop_signals)) {
+		int i = (int)(st_rand(&rnd) % (uint64_t)lv.nwaiters);
+
+		/* Waiters exit only after stop_signals: the ids are live. */
+		if (pthread_kill(lv.waiter[i]->tid, SIGUSR1) != 0)
+			st_add(&lv.bad, 1);
+		st_add(&t->count, 1);
+		if (st_rand(&rnd) % 4 == 0)
+			sched_yield();
+		else
+			st_spin((unsigned)(st_rand(&rnd) % 2048));
+	}
+	st_exit(t);
+	return NULL;
+}
+
+static void lv_on_signal(int sig)
+{
+	(void)sig;	/* Only to make the futex wait return EINTR. */
+}
+
+static void lv_describe(FILE *out)
+{
+	st_tokens_describe(out, "tokens", &lv.tok);
+	fprintf(out, "round %ld of %ld, waker rounds done %ld, pause %d, "
+		"parked %d of %d leavers, done %d, swait_active %d\n",
+		__atomic_load_n(&lv.round, __ATOMIC_RELAXED), lv.rounds,
+		st_load(&lv.wakers_done),
+		__atomic_load_n(&lv.pause, __ATOMIC_RELAXED),
+		__atomic_load_n(&lv.parked, __ATOMIC_RELAXED), lv.nleavers,
+		__atomic_load_n(&lv.done, __ATOMIC_RELAXED),
+		swait_active(&lv.head));
+}
+
+static bool lv_wakers_finished(void *arg)
+{
+	return st_load(&lv.wakers_done) >= *(long *)arg;
+}
+
+static bool lv_all_parked(void *arg)
+{
+	(void)arg;
+	return ST_LOAD(&lv.parked) == lv.nleavers;
+}
+
+static void lv_set_round(long r)
+{
+	pthread_mutex_lock(&lv.gate_lock);
+	ST_STORE(&lv.parked, 0);
+	ST_STORE(&lv.queued, 0);
+	ST_STORE(&lv.round, r);
+	pthread_cond_broadcast(&lv.gate_cond);
+	pthread_mutex_unlock(&lv.gate_lock);
+}
+
+/*
+ * Main thread: join the waiter cancelled this round.  Its replacement
+ * starts only after the drain (lv_respawn): a new thread looks at the
+ * condition first and would take a token whose wake was swallowed.
+ */
+static struct st_thread *lv_reap(void)
+{
+	int i = ST_LOAD(&lv.struck) - 1;
+	struct st_thread *t;
+
+	if (i < 0)
+		return NULL;
+	t = lv.waiter[i];
+	/* Pending until its next sleep, which may come only at the drain. */
+	st_wait_slot_exited(t);
+	pthread_join(t->tid, NULL);
+	ST_STORE(&lv.struck, 0);
+	lv.cancels++;
+	return t;
+}
+
+/* The replacement keeps the slot and its count. */
+static void lv_respawn(struct st_thread *t)
+{
+	t->aux++;
+	ST_STORE(&t->exited, 0);
+	st_phase(t, "replacement starting");
+	st_spawn(t, lv_waiter, t);
+}
+
+static void lv_run(enum lv_mode mode, const char *what, int nwaiters,
+		   int nleavers)
+{
+	struct sigaction sa, old_sa;
+	struct st_thread *dead = NULL;
+	long taken = 0, left = 0;
+
+	memset(&lv, 0, sizeof(lv));
+	pthread_mutex_init(&lv.gate_lock, NULL);
+	pthread_cond_init(&lv.gate_cond, NULL);
+	swait_head_init(&lv.head);
+	lv.mode = mode;
+	lv.nwaiters = nwaiters;
+	lv.nleavers = nleavers;
+	/*
+	 * Many rounds of one wake each.  A steady waiter takes every token it
+	 * sees, so any later wake would rescue a token whose wake a leaver
+	 * swallowed: the drain at the end of a round checks its one wake.
+	 */
+	lv.rounds = tu_scale(mode == LV_SIGNAL ? 6000 : 4000);
+	lv.per_round = 1;
+	/*
+	 * The post lands 0-40 us into the round (0-10 us under the signal
+	 * storm), where the leavers' 5-40 us deadlines expire.
+	 */
+	lv.waker_spin = mode == LV_SIGNAL ? 16384 : 65536;
+
+	if (mode == LV_SIGNAL) {
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = lv_on_signal;
+		sigemptyset(&sa.sa_mask);
+		sa.sa_flags = 0;	/* no SA_RESTART: waits see EINTR */
+		assert_int_equal(sigaction(SIGUSR1, &sa, &old_sa), 0);
+	}
+
+	st_begin(what, lv_describe);
+	for (int i = 0; i < nwaiters; i++) {
+		lv.waiter[i] = st_slot(i < nleavers ? "leaver" : "steady", i);
+		st_spawn(lv.waiter[i], lv_waiter, lv.waiter[i]);
+	}
+	for (int i = 0; i < LV_WAKERS; i++) {
+		lv.waker[i] = st_slot("waker", i);
+		st_spawn(lv.waker[i], lv_waker, lv.waker[i]);
+	}
+	if (mode == LV_SIGNAL) {
+		lv.sig = st_slot("signaller", 0);
+		st_spawn(lv.sig, lv_signaller, lv.sig);
+	}
+
+	for (long r = 1; r <= lv.rounds; r++) {
+		long want = LV_WAKERS * r;
+
+		ST_STORE(&lv.pause, 0);
+		lv_set_round(r);
+		if (mode == LV_CANCEL) {
+			st_wait(lv_wakers_finished, &want);
+			dead = lv_reap();
+		}
+		st_wait(lv_wakers_finished, &want);
+		if (nleavers > 0) {
+			ST_STORE(&lv.pause, 1);
+			st_wait(lv_all_parked, NULL);
+		}
+		/* The check: the steady waiters alone take every token. */
+		st_wait(st_tokens_drained, &lv.tok);
+		if (dead) {
+			lv_respawn(dead);
+			dead = NULL;
+		}
+	}
+
+	if (mode == LV_SIGNAL) {
+		ST_STORE(&lv.stop_signals, 1);
+		st_wait_slot_exited(lv.sig);
+	}
+	ST_STORE(&lv.done, 1);
+	lv_set_round(lv.rounds + 1);
+	swait_wake_all(&lv.head);
+	st_wait_exited();
+	st_end();
+	if (mode == LV_SIGNAL)
+		assert_int_equal(sigaction(SIGUSR1, &old_sa, NULL), 0);
+
+	for (int i = 0; i < nwaiters; i++) {
+		taken += st_load(&lv.waiter[i]->count);
+		if (i < nleavers)
+			left += st_load(&lv.waiter[i]->aux);
+	}
+	print_message("%s: %ld tokens, %ld early returns by leavers, "
+		      "%ld cancels (%ld while in swait_event), %ld signals\n",
+		      what, st_load(&lv.tok.posted), left, lv.cancels,
+		      st_load(&lv.cancels_waiting),
+		      lv.sig ? st_load(&lv.sig->count) : 0);
+	assert_int_equal(st_load(&lv.bad), 0);
+	assert_int_equal(st_load(&lv.tok.posted),
+			 lv.rounds * lv.per_round);
+	assert_int_equal(st_load(&lv.tok.taken), st_load(&lv.tok.posted));
+	assert_int_equal(st_load(&lv.tok.avail), 0);
+	assert_int_equal(taken, st_load(&lv.tok.posted));
+	if (mode == LV_CANCEL)
+		assert_true(lv.cancels > 0);
+	else
+		assert_true(left > 0);	/* the race was actually run */
+	assert_int_equal(swait_head_destroy(&lv.head), 0);
+	pthread_cond_destroy(&lv.gate_cond);
+	pthread_mutex_destroy(&lv.gate_lock);
+}
+
+static void test_timeout_race(void **state)
+{
+	(void)state;
+	lv_run(LV_TIMEOUT, "timeouts racing wake_one", 7, 6);
+}
+
+static void test_signal_storm(void **state)
+{
+	(void)state;
+	lv_run(LV_SIGNAL, "interruptible waits under a signal storm", 5, 4);
+}
+
+static void test_cancel_race(void **state)
+{
+	(void)state;
+	lv_run(LV_CANCEL, "cancellation racing wake_one", 6, 0);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_timeout_race),
+		cmocka_unit_test(test_signal_storm),
+		cmocka_unit_test(test_cancel_race),
+	};
+
+	st_print_config();
+	if (argc > 1)
+		cmocka_set_test_filter(argv[1]);
+	return cmocka_run_group_tests_name("stress-leave", tests, NULL, NULL);
+}

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: MIT
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "stressutil.h"
+
+static struct st_thread slots[ST_MAX_THREADS];
+static int nslots;
+static long progress_extra;
+static void (*extra_describe)(FILE *out);
+static const char *test_what;
+static long tick_last;		/* progress at the last re-arm */
+static long long tick_checked;	/* when st_tick() last looked */
+static uint64_t seed_base;	/* SWAIT_STRESS_SEED */
+
+static void describe(FILE *out)
+{
+	int n = __atomic_load_n(&nslots, __ATOMIC_ACQUIRE);
+
+	fprintf(out, "threads (%d):\n", n);
+	for (int i = 0; i < n; i++) {
+		struct st_thread *t = &slots[i];
+		const char *ph = __atomic_load_n(&t->phase, __ATOMIC_ACQUIRE);
+
+		fprintf(out, "  %s %d: %s, count %ld, aux %ld%s\n",
+			t->role, t->idx, ph ? ph : "(not started)",
+			st_load(&t->count), st_load(&t->aux),
+			__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE) ?
+			" [exited]" : "");
+	}
+	if (extra_describe)
+		extra_describe(out);
+	fprintf(out, "replay the random choices with SWAIT_STRESS_SEED=%llu\n",
+		(unsigned long long)__atomic_load_n(&seed_base,
+						    __ATOMIC_RELAXED));
+}
+
+void st_print_config(void)
+{
+	const char *s = getenv("SWAIT_STRESS_SCALE");
+	const char *d = getenv("SWAIT_TEST_SLOWDOWN");
+
+	printf("# SWAIT_STRESS_SCALE=%s SWAIT_TEST_SLOWDOWN=%s\n",
+	       s ? s : "(1)", d ? d : "(1)");
+	fflush(stdout);
+}
+
+/*
+ * A crash in a worker thread (cmocka's own handler only knows the main
+ * thread) says which thread died in which phase before the process dies.
+ * Not async-signal-safe; the process is lost anyway.
+ */
+static void on_crash(int sig)
+{
+	int n = __atomic_load_n(&nslots, __ATOMIC_ACQUIRE);
+	const char *who = "the main thread";
+	int idx = -1;
+
+	for (int i = 0; i < n; i++) {
+		if (slots[i].tid && pthread_equal(slots[i].tid, pthread_self())) {
+			who = slots[i].role;
+			idx = slots[i].idx;
+		}
+	}
+	fprintf(stderr, "CRASH: signal %d (%s) in %s %d during %s\n", sig,
+		strsignal(sig), who, idx, test_what ? test_what : "a test");
+	describe(stderr);
+	fflush(stderr);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+void st_begin(const char *what, void (*extra)(FILE *out))
+{
+	static const int crash_signals[] = { SIGSEGV, SIGBUS, SIGILL,
+					     SIGFPE, SIGABRT };
+
+	/* Workers of the previous test were all joined: no concurrent use. */
+	memset(slots, 0, sizeof(slots));
+	__atomic_store_n(&nslots, 0, __ATOMIC_RELEASE);
+	extra_describe = extra;
+	test_what = what;
+	tick_last = 0;
+	tick_checked = tu_now_ns();
+	(void)st_seed(0);	/* picks and prints the seed before any thread */
+	for (size_t i = 0; i < sizeof(crash_signals) / sizeof(int); i++)
+		signal(crash_signals[i], on_crash);
+	tu_watchdog_arm(ST_STALL_SECONDS, what, describe);
+}
+
+void st_end(void)
+{
+	tu_watchdog_disarm();
+}
+
+struct st_thread *st_slot(const char *role, int idx)
+{
+	struct st_thread *t;
+
+	if (nslots >= ST_MAX_THREADS) {
+		fprintf(stderr, "stressutil: more than %d threads\n",
+			ST_MAX_THREADS);
+		abort();
+	}
+	t = &slots[nslots];
+	memset(t, 0, sizeof(*t));
+	t->role = role;
+	t->idx = idx;
+	t->phase = "created";
+	/* Monitoring state, read racily (atomically) by design. */
+	tu_sync_var(t, sizeof(*t));
+	/* Release: describe() reads the slot only after seeing the count. */
+	__atomic_store_n(&nslots, nslots + 1, __ATOMIC_RELEASE);
+	return t;
+}
+
+void st_exit(struct st_thread *t)
+{
+	st_phase(t, "exited");
+	__atomic_store_n(&t->exited, 1, __ATOMIC_RELEASE);
+}
+
+void st_progress(void)
+{
+	__atomic_fetch_add(&progress_extra, 1, __ATOMIC_RELAXED);
+}
+
+static long progress_now(void)
+{
+	int n = __atomic_load_n(&nslots, __ATOMIC_ACQUIRE);
+	long sum = __atomic_load_n(&progress_extra, __ATOMIC_RELAXED);
+
+	for (int i = 0; i < n; i++)
+		sum += st_load(&slots[i].count) + st_load(&slots[i].aux) +
+		       __atomic_load_n(&slots[i].exited, __ATOMIC_RELAXED);
+	return sum;
+}
+
+void st_tick(void)
+{
+	long now;
+
+	if (tu_now_ns() - tick_checked < 50 * 1000000LL)
+		return;
+	now = progress_now();
+	if (now != tick_last) {
+		/* Moving: a stall is measured from here. */
+		tu_watchdog_arm(ST_STALL_SECONDS, test_what, describe);
+		tick_last = now;
+	}
+	tick_checked = tu_now_ns();
+}
+
+void st_wait(bool (*done)(void *arg), void *arg)
+{
+	unsigned polls = 0;
+
+	while (!done(arg)) {
+		/* Yield first: most checkpoints settle within microseconds. */
+		if (++polls < 64) {
+			sched_yield();
+		} else {
+			struct timespec ts = { 0, 200 * 1000 };
+
+			nanosleep(&ts, NULL);
+		}
+		st_tick();
+	}
+	st_progress();
+}
+
+static bool all_exited(void *arg)
+{
+	int n = __atomic_load_n(&nslots, __ATOMIC_ACQUIRE);
+
+	(void)arg;
+	for (int i = 0; i < n; i++)
+		if (!__atomic_load_n(&slots[i].exited, __ATOMIC_ACQUIRE))
+			return false;
+	return true;
+}
+
+static bool slot_exited(void *arg)
+{
+	struct st_thread *t = arg;
+
+	return __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE) != 0;
+}
+
+void st_wait_exited(void)
+{
+	st_wait(all_exited, NULL);
+	for (int i = 0; i < nslots; i++) {
+		if (slots[i].tid) {
+			pthread_join(slots[i].tid, NULL);
+			slots[i].tid = 0;
+		}
+	}
+}
+
+void st_wait_slot_exited(struct st_thread *t)
+{
+	st_wait(slot_exited, t);
+}
+
+void st_spawn(struct st_thread *t, void *(*fn)(void *), void *arg)
+{
+	int err = pthread_create(&t->tid, NULL, fn, arg);
+
+	if (err) {
+		fprintf(stderr, "stressutil: pthread_create: %s\n",
+			strerror(err));
+		abort();
+	}
+}
+
+uint64_t st_seed(int salt)
+{
+	uint64_t s;
+
+	/* st_begin() calls this first, before it starts any worker. */
+	if (!__atomic_load_n(&seed_base, __ATOMIC_RELAXED)) {
+		const char *e = getenv("SWAIT_STRESS_SEED");
+		uint64_t b = e ? strtoull(e, NULL, 0) :
+			     (uint64_t)tu_now_ns() ^ (uint64_t)getpid();
+
+		if (!b)
+			b = 1;
+		__atomic_store_n(&seed_base, b, __ATOMIC_RELAXED);
+		printf("# SWAIT_STRESS_SEED=%llu\n", (unsigned long long)b);
+		fflush(stdout);	/* the watchdog leaves with _exit() */
+	}
+	s = __atomic_load_n(&seed_base, __ATOMIC_RELAXED) +
+	    0x9e3779b97f4a7c15ull * (uint64_t)(salt + 1);
+	s ^= s >> 31;
+	return s ? s : 1;
+}
+
+void st_spin(unsigned n)
+{
+	for (volatile unsigned i = 0; i < n; i++)
+		;
+}
+
+void st_tokens_describe(FILE *out, const char *name,
+			const struct st_tokens *p)
+{
+	fprintf(out, "%s: posted %ld, taken %ld, available %ld\n", name,
+		__atomic_load_n(&p->posted, __ATOMIC_RELAXED),
+		__atomic_load_n(&p->taken, __ATOMIC_RELAXED),
+		__atomic_load_n(&p->avail, __ATOMIC_RELAXED));
+}
+
+#define ST_SCRIBBLE_WORDS 512
+#define ST_SCRIBBLE_PATTERN 0x5a17c0de5a17c0deull
+
+__attribute__((noinline))
+bool st_scribble_check(unsigned spins)
+{
+	volatile uint64_t buf[ST_SCRIBBLE_WORDS];
+	bool ok = true;
+
+	/*
+	 * buf covers the frame of the call that just returned (same caller,
+	 * same depth).  A library that wrote to a waiter or completion in that
+	 * frame after the waiter left would change a word here.
+	 */
+	for (int i = 0; i < ST_SCRIBBLE_WORDS; i++)
+		buf[i] = ST_SCRIBBLE_PATTERN ^ (uint64_t)i;
+	st_spin(spins);
+	for (int i = 0; i < ST_SCRIBBLE_WORDS; i++)
+		if (buf[i] != (ST_SCRIBBLE_PATTERN ^ (uint64_t)i))
+			ok = false;
+	return ok;
+}
