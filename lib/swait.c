@@ -478,7 +478,7 @@ static int sleep_announced(struct swait_waiter *w, unsigned flags,
 woken:
 	swait_ann_happens_after(&w->state);	/* O3 */
 	store_relaxed(&w->state, SWAIT_IDLE);	/* consumed (I2, I6) */
-	swait_ann_plain_word(&w->state, sizeof(w->state));
+	swait_ann_idle_word(&w->state);
 	return 0;
 }
 
@@ -553,7 +553,7 @@ SWAIT_EXPORT void swait_finish(struct swait_head *h, struct swait_waiter *w)
 			list_del(w);
 			w->magic = 0;
 			store_relaxed(&w->state, SWAIT_IDLE);
-			swait_ann_plain_word(&w->state, sizeof(w->state));
+			swait_ann_idle_word(&w->state);
 			swait_head_unlock(h);
 			SWAIT_RACE();	/* before the caller's re-check */
 			return;
@@ -565,7 +565,7 @@ SWAIT_EXPORT void swait_finish(struct swait_head *h, struct swait_waiter *w)
 		return;
 	swait_ann_happens_after(&w->state);	/* O3 */
 	store_relaxed(&w->state, SWAIT_IDLE);
-	swait_ann_plain_word(&w->state, sizeof(w->state));
+	swait_ann_idle_word(&w->state);
 	/* I6: selected by a wake_one that no sleep consumed: pass it on. */
 	if (s == SWAIT_WOKEN_ONE)
 		swait_wake_one(h);
