@@ -637,6 +637,9 @@ void swait_wake_all_locked(struct swait_head *h)
 		quiesced = last && walk_done(h);
 		steps++;
 #if SWAIT_TEST_HOOKS
+		/* Concurrent walks update it with atomics: a sync word. */
+		swait_ann_sync_word(&swait_hook_max_hold_steps,
+				    sizeof(swait_hook_max_hold_steps));
 		if (steps > __atomic_load_n(&swait_hook_max_hold_steps,
 					    __ATOMIC_RELAXED))
 			__atomic_store_n(&swait_hook_max_hold_steps, steps,

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: MIT
+/*
+ * lateaccess.c - invariant I3 of lib/swait.c: the waker's exchange to
+ * WOKEN_* is its last access to the waiter's memory.
+ *
+ * A waiter that was woken before it announced a sleep may return at once:
+ * swait_finish() sees WOKEN_ONE without taking the lock.  So each round here
+ * gives the waker exactly that waiter: it prepares, never sleeps, spins
+ * until the waker has published the round's flag, finishes and returns,
+ * and the next round's frame is a new one (under ASan with
+ * detect_stack_use_after_return, a returned frame is poisoned, so a waker
+ * still reading the node is reported; in the race-window build the waker
+ * is often preempted right after its exchange, which is the moment that
+ * matters).  Without ASan it still checks that every round's wake was
+ * consumed or passed on, never lost.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "swait.h"
+#include "testutil.h"
+
+static struct swait_head head;
+static unsigned long round_flag;	/* the round the waker has opened */
+static unsigned long round_prepared;	/* the round the waiter queued for */
+
+/* One round in its own frame, so that the waiter node dies with it. */
+static __attribute__((noinline)) void waiter_round(unsigned long r)
+{
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+
+	swait_prepare(&head, &w);
+	tu_release(&round_prepared);
+	__atomic_store_n(&round_prepared, r, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&round_flag, __ATOMIC_ACQUIRE) < r)
+		sched_yield();	/* never sleep on the head: the lockless exit */
+	tu_acquire(&round_flag);
+	/*
+	 * Arrive at the finish a random while after the flag, so that across
+	 * the rounds its lockless load sweeps the waker's whole wake_one,
+	 * including just after the exchange.  Arriving first only serialises
+	 * on the head lock.
+	 */
+	for (unsigned spin = (unsigned)(r * 2654435761u) >> 17; spin; spin--)
+		__asm__ __volatile__("" ::: "memory");
+	swait_finish(&head, &w);
+}
+
+static void *waiter(void *arg)
+{
+	long rounds = (long)arg;
+
+	for (long r = 1; r <= rounds; r++)
+		waiter_round((unsigned long)r);
+	return NULL;
+}
+
+static void wake_never_touches_a_returned_waiter(void **state)
+{
+	long rounds = tu_scale(20000);
+	pthread_t t;
+
+	(void)state;
+	TU_SYNC_VAR(round_flag);
+	TU_SYNC_VAR(round_prepared);
+	tu_watchdog_arm(60, "late-access rounds", NULL);
+	assert_int_equal(pthread_create(&t, NULL, waiter, (void *)rounds), 0);
+	for (long r = 1; r <= rounds; r++) {
+		/*
+		 * Wait until the waiter has queued for round r.  (Not
+		 * swait_active(): round r - 1's wake may have landed on the
+		 * round r node already, when the waiter's own finish beat it.)
+		 */
+		while (__atomic_load_n(&round_prepared, __ATOMIC_ACQUIRE) <
+		       (unsigned long)r)
+			sched_yield();	/* Valgrind runs one thread at a time */
+		tu_acquire(&round_prepared);
+		tu_release(&round_flag);
+		__atomic_store_n(&round_flag, (unsigned long)r,
+				 __ATOMIC_RELEASE);
+		swait_wake_one(&head);	/* races the waiter's finish */
+	}
+	assert_int_equal(pthread_join(t, NULL), 0);
+	tu_watchdog_disarm();
+	/* Every wake was consumed by a finish (passed on to nobody). */
+	assert_false(swait_active(&head));
+	assert_int_equal(swait_head_destroy(&head), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(wake_never_touches_a_returned_waiter),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
