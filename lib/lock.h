@@ -54,16 +54,21 @@ static inline void swait_cpu_relax(void)
 static void swait_lock_slow(uint32_t *word);
 
 /*
- * Acquire.  The successful CAS is an acquire: everything the previous holder
- * wrote before its release in swait_unlock() is visible from here on.
+ * The uncontended acquire.  The successful CAS is an acquire: everything the
+ * previous holder wrote before its release in swait_unlock() is visible from
+ * here on.
  */
-static inline void swait_lock(uint32_t *word)
+static inline bool swait_trylock(uint32_t *word)
 {
 	uint32_t expected = SWAIT_UNLOCKED;
 
-	if (swait_likely(__atomic_compare_exchange_n(word, &expected,
-			SWAIT_LOCKED, false, __ATOMIC_ACQUIRE,
-			__ATOMIC_RELAXED)))
+	return __atomic_compare_exchange_n(word, &expected, SWAIT_LOCKED,
+			false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
+static inline void swait_lock(uint32_t *word)
+{
+	if (swait_likely(swait_trylock(word)))
 		return;
 	swait_lock_slow(word);
 }

@@ -117,6 +117,7 @@
 #include "internal.h"
 #include "lock.h"
 #include "race.h"
+#include "trace.h"
 
 /*
  * Seeded bugs (Meson option mutant, tests/mutants/): each SWAIT_MUTANT_*
@@ -257,10 +258,12 @@ void swait_head_lock(struct swait_head *h)
 	 */
 	swait_ann_sync_word(h, offsetof(struct swait_head, list.prev));
 	/* The PI bit never changes after init; the count bits may. */
-	if (swait_unlikely(load_relaxed(&h->aux) & SWAIT_HEAD_PI))
+	if (swait_unlikely(load_relaxed(&h->aux) & SWAIT_HEAD_PI)) {
 		swait_pi_lock(&h->lock);
-	else
-		swait_lock(&h->lock);
+	} else if (swait_unlikely(!swait_trylock(&h->lock))) {
+		swait_trace1(lock_contended, h);
+		swait_lock_slow(&h->lock);
+	}
 	swait_ann_lock_acquired(h);
 	SWAIT_RACE();	/* a holder preempted inside its critical section */
 }
@@ -302,6 +305,7 @@ static uint32_t *dequeue_and_flip(struct swait_head *h, struct swait_waiter *w,
 	 * the waker wrote before the wake (O3); pairs with the acquire loads
 	 * and CASes of w->state in swait_sleep() and swait_finish().
 	 */
+	swait_trace3(wake, h, w, how);	/* w is still queued: alive */
 	swait_ann_happens_before(&w->state);
 	old = __atomic_exchange_n(&w->state, how, __ATOMIC_RELEASE);
 #ifdef SWAIT_MUTANT_STORE_BEFORE_DEQUEUE
@@ -529,10 +533,15 @@ SWAIT_EXPORT int swait_sleep(struct swait_head *h, struct swait_waiter *w,
 	swait_check(w->head == h || load_relaxed(&w->state) == SWAIT_IDLE,
 		    "swait_sleep: waiter was prepared on another head "
 		    "[waiter, its head, this head]", w, w->head, h);
+	int err;
+
 	/* The kernel refuses a negative tv_sec; it is a deadline long past. */
 	if (deadline && deadline->tv_sec < 0)
 		ctx.deadline = &past;
-	return sleep_cancellable(&ctx);
+	swait_trace2(wait_start, h, w);
+	err = sleep_cancellable(&ctx);
+	swait_trace3(wait_end, h, w, err == 0 ? 0 : err == ETIMEDOUT ? 1 : 2);
+	return err;
 }
 
 SWAIT_EXPORT void swait_finish(struct swait_head *h, struct swait_waiter *w)
@@ -616,7 +625,7 @@ void swait_wake_all_locked(struct swait_head *h)
 	struct swait_list batch;
 	uint32_t *word;
 	bool last, quiesced;
-	unsigned steps = 0;
+	unsigned steps = 0, woken = 0;
 
 	if (list_empty(&h->list)) {
 		swait_head_unlock(h);
@@ -659,6 +668,7 @@ void swait_wake_all_locked(struct swait_head *h)
 		 */
 		swait_head_unlock(h);
 		steps = 0;
+		woken++;
 		if (word) {
 			SWAIT_RACE();
 			swait_futex_wake(word, 1);
@@ -672,6 +682,7 @@ void swait_wake_all_locked(struct swait_head *h)
 			break;
 		}
 	}
+	swait_trace2(wake_all, h, woken);	/* a value: h is not read */
 	if (quiesced)
 		swait_futex_wake(&h->aux, INT_MAX);
 }
