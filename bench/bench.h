@@ -137,6 +137,11 @@ bool tracefs_private_mount(void);
 
 /* "same" or "split" for two threads' counts; "migrated" otherwise. */
 const char *regime_of(const struct tcount *a, const struct tcount *b);
+/*
+ * The same for n threads: "same" when all stayed on one CPU, "split" when
+ * each stayed on its own CPU but not all on one, "migrated" when any moved.
+ */
+const char *regime_of_threads(const struct tcount *const *t, size_t n);
 
 struct sysinfo_hdr {
 	char kernel[256];

@@ -8,6 +8,10 @@
  * wake them all.  Each waiter stamps the clock when its wait returns; a round
  * gives the time to the first and to the last waiter running, and the
  * waker's own time in the wake call.  Round 0 is a warm-up.
+ *
+ * Under --cpus free every thread notes its CPU when the measured rounds
+ * begin, after each wake (the waker) or each wait returning (a waiter),
+ * and at the end; a trial is labelled as pingpong's are (regime_of_threads).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +41,7 @@ struct bc_waiter {
 	pid_t tid;
 	uint32_t ready;		/* round it is about to wait for, plus 1 */
 	uint64_t *stamp;	/* per round */
+	struct tcount tc;	/* its CPUs over the measured rounds */
 };
 
 struct bc {
@@ -50,6 +55,7 @@ struct bc {
 	struct bc_waiter *w;
 	bool tracepoint;	/* count the waker's futex calls */
 	struct tcount tc;
+	struct tcount wk;	/* the waker's CPUs over the measured rounds */
 };
 
 static uint32_t gen_acquire(struct bc *b)
@@ -110,12 +116,18 @@ static void *bc_thread(void *arg)
 	struct bc *b = w->b;
 
 	w->tid = (pid_t)syscall(SYS_gettid);
+	tcount_tracepoint(&w->tc, false);
 	for (int r = 0; r < b->rounds; r++) {
+		if (r == 1)
+			tcount_begin(&w->tc);	/* after the warm-up */
 		__atomic_store_n(&w->ready, (uint32_t)r + 1, __ATOMIC_RELEASE);
 		b->m->wait(b, (uint32_t)r);
 		w->stamp[r] = now_ns();
+		if (r >= 1 && opt.cpus == PLACE_FREE)
+			tcount_check_cpu(&w->tc);
 		__atomic_fetch_add(&b->done, 1, __ATOMIC_RELEASE);
 	}
+	tcount_end(&w->tc);
 	return NULL;
 }
 
@@ -179,12 +191,15 @@ static void *bc_waker(void *arg)
 	struct bc_out *o = ((struct bc_run *)arg)->o;
 
 	o->kept = 0;
+	tcount_tracepoint(&b->wk, false);
 	tcount_tracepoint(&b->tc, b->tracepoint);
 	b->tc.tp_wake = b->tc.tp_all = 0;
 	for (int r = 0; r < b->rounds; r++) {
 		uint64_t t0, t1, lo = UINT64_MAX, hi = 0;
 		struct tcount tc = b->tc;
 
+		if (r == 1)
+			tcount_begin(&b->wk);	/* after the warm-up */
 		if (!all_asleep(b, (uint32_t)r))
 			o->unverified = true;
 		if (b->tracepoint)
@@ -192,6 +207,8 @@ static void *bc_waker(void *arg)
 		t0 = now_ns();
 		b->m->wake(b, (uint32_t)r);
 		t1 = now_ns();
+		if (r >= 1 && opt.cpus == PLACE_FREE)
+			tcount_check_cpu(&b->wk);
 		if (b->tracepoint) {
 			tcount_end(&tc);
 			if (tc.tp_wake > 0)
@@ -213,8 +230,28 @@ static void *bc_waker(void *arg)
 		o->waker[o->kept] = (double)(t1 - t0);
 		o->kept++;
 	}
+	tcount_end(&b->wk);
 	tcount_close(&b->tc);
 	return NULL;
+}
+
+/* Where the waker and the waiters of the last trial ran. */
+static const char *bc_regime(const struct bc *b)
+{
+	const struct tcount **t;
+	const char *regime;
+
+	if (opt.cpus != PLACE_FREE)
+		return placement_name(opt.cpus);
+	t = calloc((size_t)b->n + 1, sizeof(*t));
+	if (!t)
+		die("out of memory");
+	t[0] = &b->wk;
+	for (int i = 0; i < b->n; i++)
+		t[i + 1] = &b->w[i].tc;
+	regime = regime_of_threads(t, (size_t)b->n + 1);
+	free(t);
+	return regime;
 }
 
 static void bc_trial(struct bc *b, struct bc_out *o)
@@ -244,7 +281,7 @@ static void bc_trial(struct bc *b, struct bc_out *o)
 }
 
 static void bc_add(const char *metric, const char *mech, const char *series,
-		   int rep, double *v, int n)
+		   const char *regime, int rep, double *v, int n)
 {
 	struct trial t;
 
@@ -254,7 +291,7 @@ static void bc_add(const char *metric, const char *mech, const char *series,
 	t.unit = "ns";
 	snprintf(t.series, sizeof(t.series), "%s", series);
 	t.mech = mech;
-	t.regime = opt.cpus == PLACE_FREE ? "free" : placement_name(opt.cpus);
+	t.regime = regime;
 	t.rep = rep;
 	t.v = v;
 	t.n = (size_t)n;
@@ -297,6 +334,7 @@ void run_broadcast(void)
 		for (int rep = 0; rep < opt.reps; rep++) {
 			for (size_t k = 0; k < nsel; k++) {
 				struct bc_out o;
+				const char *regime;
 
 				b.m = sel[(k + (size_t)rep) % nsel];
 				progress("broadcast: %s rep %d/%d %s", series,
@@ -307,12 +345,13 @@ void run_broadcast(void)
 				o.unverified = false;
 				bc_trial(&b, &o);
 				unverified |= o.unverified;
-				bc_add("first_running", b.m->name, series, rep,
-				       o.first, o.kept);
-				bc_add("last_running", b.m->name, series, rep,
-				       o.last, o.kept);
-				bc_add("waker_call", b.m->name, series, rep,
-				       o.waker, o.kept);
+				regime = bc_regime(&b);
+				bc_add("first_running", b.m->name, series,
+				       regime, rep, o.first, o.kept);
+				bc_add("last_running", b.m->name, series,
+				       regime, rep, o.last, o.kept);
+				bc_add("waker_call", b.m->name, series,
+				       regime, rep, o.waker, o.kept);
 			}
 		}
 		for (size_t k = 0; opt.count_futex &&

@@ -10,6 +10,11 @@
  * gives the throughput and Jain's fairness index over the consumers.
  * To stop, producers see the stop flag, then the main thread pushes one
  * poison item per consumer.
+ *
+ * Under --cpus free every producer and consumer notes its CPU when it
+ * first sees the measured window open, every 256 items inside it, and when
+ * it first sees the window closed (or when it exits); a trial is labelled
+ * as pingpong's are (regime_of_threads).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -29,6 +34,45 @@ struct pc {
 	int measuring, stop;
 	long counts[1024];
 };
+
+/* One thread's CPUs over the measured window (--cpus free only). */
+struct where {
+	struct tcount tc;
+	unsigned long ops;
+	bool in_window, ended;
+};
+
+static void where_start(struct where *w)
+{
+	memset(w, 0, sizeof(*w));
+	tcount_tracepoint(&w->tc, false);
+	if (opt.cpus == PLACE_FREE)
+		tcount_begin(&w->tc);	/* for a thread never in the window */
+}
+
+/* After each item: note the CPU at the window's edges and inside it. */
+static void where_note(struct where *w, int measuring)
+{
+	if (opt.cpus != PLACE_FREE || w->ended)
+		return;
+	if (measuring && !w->in_window) {
+		w->in_window = true;
+		tcount_begin(&w->tc);
+	} else if (measuring && (++w->ops & 255) == 0) {
+		tcount_check_cpu(&w->tc);
+	} else if (!measuring && w->in_window) {
+		tcount_end(&w->tc);
+		w->ended = true;
+	}
+}
+
+static void where_stop(struct where *w)
+{
+	if (opt.cpus == PLACE_FREE && !w->ended) {
+		tcount_end(&w->tc);
+		w->ended = true;
+	}
+}
 
 static void push(struct pc *q, long v)
 {
@@ -51,31 +95,63 @@ static long pop(struct pc *q)
 	return v;
 }
 
+struct worker {
+	struct pc *q;
+	int id;
+	struct where where;
+};
+
 static void *producer(void *arg)
 {
-	struct pc *q = arg;
+	struct worker *p = arg;
+	struct pc *q = p->q;
 
-	while (!__atomic_load_n(&q->stop, __ATOMIC_RELAXED))
+	where_start(&p->where);
+	while (!__atomic_load_n(&q->stop, __ATOMIC_RELAXED)) {
 		push(q, 1);
+		where_note(&p->where,
+			   __atomic_load_n(&q->measuring, __ATOMIC_RELAXED));
+	}
+	where_stop(&p->where);
 	return NULL;
 }
 
-struct consumer {
-	struct pc *q;
-	int id;
-};
-
 static void *consumer(void *arg)
 {
-	struct consumer *c = arg;
+	struct worker *c = arg;
 	struct pc *q = c->q;
 	long n = 0;
 
-	while (pop(q) >= 0)
-		if (__atomic_load_n(&q->measuring, __ATOMIC_RELAXED))
+	where_start(&c->where);
+	while (pop(q) >= 0) {
+		int measuring = __atomic_load_n(&q->measuring,
+						__ATOMIC_RELAXED);
+
+		if (measuring)
 			n++;
+		where_note(&c->where, measuring);
+	}
+	where_stop(&c->where);
 	q->counts[c->id] = n;
 	return NULL;
+}
+
+/* Where the producers and consumers of the last trial ran. */
+static const char *pc_regime(const struct worker *ws, int n)
+{
+	const struct tcount **t;
+	const char *regime;
+
+	if (opt.cpus != PLACE_FREE)
+		return placement_name(opt.cpus);
+	t = calloc((size_t)n, sizeof(*t));
+	if (!t)
+		die("out of memory");
+	for (int i = 0; i < n; i++)
+		t[i] = &ws[i].where.tc;
+	regime = regime_of_threads(t, (size_t)n);
+	free(t);
+	return regime;
 }
 
 void run_prodcons(void)
@@ -87,10 +163,11 @@ void run_prodcons(void)
 	struct pc *q = calloc(1, sizeof(*q));
 	pthread_t *tp = calloc((size_t)np, sizeof(*tp));
 	pthread_t *tc = calloc((size_t)nc, sizeof(*tc));
-	struct consumer *cs = calloc((size_t)nc, sizeof(*cs));
+	/* consumers first, then producers */
+	struct worker *ws = calloc((size_t)(nc + np), sizeof(*ws));
 	char series[32];
 
-	if (!q || !tp || !tc || !cs)
+	if (!q || !tp || !tc || !ws)
 		die("out of memory");
 	for (size_t i = 0; i < nmechs; i++)
 		if ((mechs[i].flags & MF_HANDOFF) && mech_selected(mechs[i].name))
@@ -118,12 +195,15 @@ void run_prodcons(void)
 			for (int i = 0; i < QCAP; i++)
 				m->post(q->slots);
 			for (int i = 0; i < nc; i++) {
-				cs[i] = (struct consumer){ q, i };
-				tc[i] = spawn(consumer, &cs[i],
+				ws[i] = (struct worker){ .q = q, .id = i };
+				tc[i] = spawn(consumer, &ws[i],
 					      place_cpu(false));
 			}
-			for (int i = 0; i < np; i++)
-				tp[i] = spawn(producer, q, place_cpu(true));
+			for (int i = 0; i < np; i++) {
+				ws[nc + i] = (struct worker){ .q = q, .id = i };
+				tp[i] = spawn(producer, &ws[nc + i],
+					      place_cpu(true));
+			}
 			nanosleep(&warm, NULL);
 			__atomic_store_n(&q->measuring, 1, __ATOMIC_RELAXED);
 			t0 = now_ns();
@@ -154,8 +234,7 @@ void run_prodcons(void)
 			t.unit = "items/s";
 			snprintf(t.series, sizeof(t.series), "%s", series);
 			t.mech = m->name;
-			t.regime = opt.cpus == PLACE_FREE ? "free" :
-				   placement_name(opt.cpus);
+			t.regime = pc_regime(ws, nc + np);
 			t.rep = rep;
 			t.v = v;
 			t.n = 1;
@@ -170,5 +249,5 @@ void run_prodcons(void)
 	free(q);
 	free(tp);
 	free(tc);
-	free(cs);
+	free(ws);
 }

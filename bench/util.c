@@ -337,14 +337,26 @@ void tcount_end(struct tcount *t)
 	t->cpu_end = sched_getcpu();
 }
 
-const char *regime_of(const struct tcount *a, const struct tcount *b)
+const char *regime_of_threads(const struct tcount *const *t, size_t n)
 {
+	bool split = false;
+
 	if (opt.cpus != PLACE_FREE)
 		return placement_name(opt.cpus);
-	if (a->moved || b->moved || a->cpu_begin != a->cpu_end ||
-	    b->cpu_begin != b->cpu_end)
-		return "migrated";
-	return a->cpu_begin == b->cpu_begin ? "same" : "split";
+	for (size_t i = 0; i < n; i++)
+		if (t[i]->moved || t[i]->cpu_begin != t[i]->cpu_end)
+			return "migrated";
+	for (size_t i = 1; i < n; i++)
+		if (t[i]->cpu_begin != t[0]->cpu_begin)
+			split = true;
+	return split ? "split" : "same";
+}
+
+const char *regime_of(const struct tcount *a, const struct tcount *b)
+{
+	const struct tcount *t[2] = { a, b };
+
+	return regime_of_threads(t, 2);
 }
 
 /* ---------------------------------------------------------------- header */
