@@ -373,7 +373,8 @@ static void *hs_requester(void *arg)
 	uint64_t rnd = st_seed(1000 + t->idx);
 
 	for (long i = 0; i < hs.per_requester; i++) {
-		long id = (long)(st_rand(&rnd) >> 2);
+		/* < 2^31, so that id * 3 + 1 cannot overflow a long. */
+		long id = (long)(st_rand(&rnd) >> 33);
 
 		if (hs_request(t, id) != id * 3 + 1)
 			st_add(&hs.bad_reply, 1);
