@@ -174,6 +174,14 @@ struct trial {
 
 /* Hand a trial (and its sample buffer) over to results.c. */
 void trial_add(const struct trial *t);
+/*
+ * Record a trial of two threads a and b: n samples v (handed over), the
+ * regime they ran in, and their context switches and (for mechanisms that
+ * count their own futex calls) futex calls per operation.
+ */
+void trial_add_pair(const char *scenario, const char *metric,
+		    const struct mech *m, int rep, double *v, size_t n,
+		    const struct tcount *a, const struct tcount *b);
 /* Attach counts measured in a separate counting run. */
 void counts_set(const char *scenario, const char *series, const char *mech,
 		double fwake, double fwait);

@@ -94,7 +94,6 @@ void run_latency(void)
 		for (size_t k = 0; k < nsel; k++) {
 			const struct mech *m = sel[(k + (size_t)rep) % nsel];
 			pthread_t a, b;
-			struct trial t;
 
 			progress("latency: rep %d/%d %s", rep + 1, opt.reps,
 				 m->name);
@@ -108,24 +107,8 @@ void run_latency(void)
 			pthread_join(b, NULL);
 			chan_free(m, p.go);
 			chan_free(m, p.ack);
-			memset(&t, 0, sizeof(t));
-			t.scenario = "latency";
-			t.metric = "one_way";
-			t.unit = "ns";
-			t.mech = m->name;
-			t.regime = regime_of(&p.tw, &p.tr);
-			t.rep = rep;
-			t.v = p.v;
-			t.n = (size_t)p.n;
-			t.csw = (double)(p.tw.csw + p.tr.csw) / (double)p.n;
-			t.fwake = t.fwait = NAN;
-			if (m->own_futex_count) {
-				t.fwake = (double)(p.tw.fwake + p.tr.fwake) /
-					  (double)p.n;
-				t.fwait = (double)(p.tw.fwait + p.tr.fwait) /
-					  (double)p.n;
-			}
-			trial_add(&t);
+			trial_add_pair("latency", "one_way", m, rep, p.v,
+				       (size_t)p.n, &p.tw, &p.tr);
 		}
 	}
 }

@@ -125,30 +125,13 @@ void run_pingpong(void)
 	for (int rep = 0; rep < opt.reps; rep++) {
 		for (size_t k = 0; k < nsel; k++) {
 			const struct mech *m = sel[(k + (size_t)rep) % nsel];
-			struct trial t;
 
 			progress("pingpong: rep %d/%d %s", rep + 1, opt.reps,
 				 m->name);
 			p.v = alloc_samples((size_t)n);
 			pp_trial(&p, m);
-			memset(&t, 0, sizeof(t));
-			t.scenario = "pingpong";
-			t.metric = "round_trip";
-			t.unit = "ns";
-			t.mech = m->name;
-			t.regime = regime_of(&p.ta, &p.tb);
-			t.rep = rep;
-			t.v = p.v;
-			t.n = (size_t)p.got;
-			t.csw = (double)(p.ta.csw + p.tb.csw) / (double)p.got;
-			t.fwake = t.fwait = NAN;
-			if (m->own_futex_count) {
-				t.fwake = (double)(p.ta.fwake + p.tb.fwake) /
-					  (double)p.got;
-				t.fwait = (double)(p.ta.fwait + p.tb.fwait) /
-					  (double)p.got;
-			}
-			trial_add(&t);
+			trial_add_pair("pingpong", "round_trip", m, rep, p.v,
+				       (size_t)p.got, &p.ta, &p.tb);
 		}
 	}
 	if (!opt.count_futex)

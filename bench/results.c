@@ -46,6 +46,30 @@ void trial_add(const struct trial *t)
 	trials[ntrials++] = *t;
 }
 
+void trial_add_pair(const char *scenario, const char *metric,
+		    const struct mech *m, int rep, double *v, size_t n,
+		    const struct tcount *a, const struct tcount *b)
+{
+	struct trial t;
+
+	memset(&t, 0, sizeof(t));
+	t.scenario = scenario;
+	t.metric = metric;
+	t.unit = "ns";
+	t.mech = m->name;
+	t.regime = regime_of(a, b);
+	t.rep = rep;
+	t.v = v;
+	t.n = n;
+	t.csw = (double)(a->csw + b->csw) / (double)n;
+	t.fwake = t.fwait = NAN;
+	if (m->own_futex_count) {
+		t.fwake = (double)(a->fwake + b->fwake) / (double)n;
+		t.fwait = (double)(a->fwait + b->fwait) / (double)n;
+	}
+	trial_add(&t);
+}
+
 void counts_set(const char *scenario, const char *series, const char *mech,
 		double fwake, double fwait)
 {
