@@ -90,6 +90,11 @@ int mech_index(const char *name);
 
 /* Whether name is selected by --mech (all are when --mech is absent). */
 bool mech_selected(const char *name);
+/*
+ * Fill sel (room for cap) with the mechanisms that have every bit of flags
+ * and were selected by --mech, in table order; returns how many.
+ */
+size_t mechs_select(unsigned flags, const struct mech **sel, size_t cap);
 /* Whether name is a mechanism of any scenario; for --mech checking. */
 bool mech_name_known(const char *name);
 

@@ -20,7 +20,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* The schema: keep in step with results.c and README.md. */
+/*
+ * The schema, copied on purpose from the writer (results.c) and
+ * bench/README.md: this checker is the independent oracle, so a change to
+ * the writer's columns must fail here until the documented schema changes.
+ */
 static const char *const columns[] = {
 	"scenario", "metric", "unit", "series", "mechanism", "placement",
 	"regime", "reps", "samples", "median", "p90", "p99", "p99_9",

@@ -79,9 +79,7 @@ void run_latency(void)
 	struct lat p;
 
 	memset(&p, 0, sizeof(p));
-	for (size_t i = 0; i < nmechs; i++)
-		if ((mechs[i].flags & MF_HANDOFF) && mech_selected(mechs[i].name))
-			sel[nsel++] = &mechs[i];
+	nsel = mechs_select(MF_HANDOFF, sel, sizeof(sel) / sizeof(sel[0]));
 	if (nsel == 0)
 		return;
 	scenario_refs("latency", "futex", "cond");

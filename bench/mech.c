@@ -444,3 +444,14 @@ bool mech_selected(const char *name)
 	}
 	return false;
 }
+
+size_t mechs_select(unsigned flags, const struct mech **sel, size_t cap)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < nmechs && n < cap; i++)
+		if ((mechs[i].flags & flags) == flags &&
+		    mech_selected(mechs[i].name))
+			sel[n++] = &mechs[i];
+	return n;
+}

@@ -169,9 +169,7 @@ void run_prodcons(void)
 
 	if (!q || !tp || !tc || !ws)
 		die("out of memory");
-	for (size_t i = 0; i < nmechs; i++)
-		if ((mechs[i].flags & MF_HANDOFF) && mech_selected(mechs[i].name))
-			sel[nsel++] = &mechs[i];
+	nsel = mechs_select(MF_HANDOFF, sel, sizeof(sel) / sizeof(sel[0]));
 	if (!window)
 		window = opt.quick ? 30000000u : 150000000u;
 	snprintf(series, sizeof(series), "p=%d c=%d", np, nc);

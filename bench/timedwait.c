@@ -75,9 +75,7 @@ void run_timedwait(void)
 	struct tw p;
 
 	memset(&p, 0, sizeof(p));
-	for (size_t i = 0; i < nmechs; i++)
-		if ((mechs[i].flags & MF_TIMED) && mech_selected(mechs[i].name))
-			sel[nsel++] = &mechs[i];
+	nsel = mechs_select(MF_TIMED, sel, sizeof(sel) / sizeof(sel[0]));
 	if (nsel == 0)
 		return;
 	scenario_refs("timedwait", "futex", "cond");
