@@ -85,7 +85,14 @@
  * the thread whose swait_completion_wait*() returned 0 may free the
  * completion at once, as in the kernel (see the completion section).
  *
- * Signals.  None of these calls is async-signal-safe yet.
+ * Signals.  swait_wake_one(), swait_wake_all(), swait_complete() and
+ * swait_complete_all() are async-signal-safe: a signal handler may call them
+ * (a POSIX timer, SIGCHLD, a SIGTERM handler completing a shutdown
+ * completion), even when the handler interrupted a thread that holds the
+ * same head's lock.  Such a wake is recorded in the interrupted thread and
+ * performed by it right after it releases the lock, before the interrupted
+ * call returns; no wake and no completion is lost.  The other calls are not
+ * async-signal-safe.  pthread_cond_signal() makes no such promise.
  *
  * Errors are returned as positive errno values (pthread style); errno is
  * never modified.  A futex error that cannot happen in a correct program

@@ -23,6 +23,7 @@
 #include <limits.h>
 
 #include "annotate.h"
+#include "check.h"
 #include "internal.h"
 
 static inline unsigned int peek_done(const struct swait_completion *c)
@@ -52,6 +53,10 @@ SWAIT_EXPORT void swait_complete(struct swait_completion *c)
 {
 	uint32_t *word;
 
+	/* Called by a handler that interrupted the lock holder: S1. */
+	if (swait_unlikely(swait_held_depth != 0) &&
+	    swait_defer_to_holder(&c->wait, DEFER_COMPLETE))
+		return;
 	swait_head_lock(&c->wait);
 	if (c->done != UINT_MAX)
 		set_done(c, c->done + 1);
@@ -63,6 +68,9 @@ SWAIT_EXPORT void swait_complete(struct swait_completion *c)
 
 SWAIT_EXPORT void swait_complete_all(struct swait_completion *c)
 {
+	if (swait_unlikely(swait_held_depth != 0) &&
+	    swait_defer_to_holder(&c->wait, DEFER_COMPLETE_ALL))
+		return;		/* S1 */
 	swait_head_lock(&c->wait);
 	set_done(c, UINT_MAX);
 	swait_wake_all_locked(&c->wait);	/* returns unlocked */

@@ -18,6 +18,30 @@
 
 #define SWAIT_EXPORT __attribute__((visibility("default")))
 
+/*
+ * Wakes posted by signal handlers to the thread that holds the head lock
+ * (lib/swait.c, SIGNAL HANDLERS): counts of wake_one and complete calls,
+ * and flags for the _all calls.
+ */
+#define DEFER_WAKE_ONE		0x00000001u
+#define DEFER_ONE_MASK		0x00003fffu
+#define DEFER_COMPLETE		0x00004000u
+#define DEFER_COMPLETE_MASK	0x0fffc000u
+#define DEFER_WAKE_ALL		0x10000000u
+#define DEFER_COMPLETE_ALL	0x20000000u
+
+/* How many head locks this thread is taking or holding (S1). */
+extern __thread __attribute__((tls_model("initial-exec")))
+	unsigned swait_held_depth;
+
+/*
+ * If this thread is taking or holding head's lock (so the caller is a
+ * signal handler that interrupted it), post what for the holder to perform
+ * after its unlock and return true.  Check swait_held_depth != 0 first:
+ * that is the whole cost on the usual path.
+ */
+bool swait_defer_to_holder(struct swait_head *head, uint32_t what);
+
 void swait_head_lock(struct swait_head *head);
 void swait_head_unlock(struct swait_head *head);
 
@@ -55,6 +79,9 @@ extern unsigned swait_hook_max_hold_steps;
  * the enqueue, when set.  The PI test uses it to hold a head lock for long.
  */
 extern void (*swait_hook_prepare_locked)(struct swait_head *head);
+
+/* Test builds only: how many wakes were deferred to a holder (S1). */
+extern unsigned long swait_hook_deferred;
 #endif
 
 #endif /* SWAIT_INTERNAL_H */

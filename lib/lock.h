@@ -122,8 +122,16 @@ static inline void swait_unlock(uint32_t *word)
  * inversion).
  */
 
+/*
+ * Thread-local storage that signal handlers may touch (lib/swait.c, SIGNAL
+ * HANDLERS): initial-exec, static TLS, reached without __tls_get_addr
+ * (which may allocate, and is not async-signal-safe) even when libswait is
+ * dlopen()ed.
+ */
+#define SWAIT_TLS __thread __attribute__((tls_model("initial-exec")))
+
 /* This thread's id, cached; lib/swait.c clears the cache in a fork child. */
-extern __thread uint32_t swait_tid_cache;
+extern SWAIT_TLS uint32_t swait_tid_cache;
 
 static inline uint32_t swait_tid(void)
 {
@@ -162,8 +170,9 @@ static void swait_pi_lock_slow(uint32_t *word)
 		if (err == EINTR || err == EAGAIN)
 			continue;	/* owner exiting, or a signal: retry */
 		/*
-		 * EDEADLK: this thread already holds the lock (a wake from a
-		 * signal handler that interrupted it; not supported).
+		 * EDEADLK: this thread already holds the lock (a call that
+		 * is not async-signal-safe, made from a signal handler that
+		 * interrupted the holder).
 		 * EOWNERDEAD/ESRCH: the owner died inside an O(1) critical
 		 * section, which only memory corruption can cause.
 		 */

@@ -99,6 +99,40 @@
  *      between critical sections.  Lockless readers of the list read only
  *      head->list.next, and every store to a ->next is atomic.
  *
+ * SIGNAL HANDLERS
+ *
+ * The four wakes (swait_wake_one, swait_wake_all, swait_complete,
+ * swait_complete_all) may run in a signal handler, the user-space analogue
+ * of the kernel's swake_up_one() from a hard interrupt.  The hazard is a
+ * handler that interrupts a thread while that thread holds (or is taking)
+ * the head lock it wants: it would wait for itself.  So every thread keeps
+ * a small stack of the heads it is locking (swait_held[], thread-local,
+ * pushed before the lock is attempted, popped after it is released; a stack
+ * because a handler may lock another head and be interrupted in turn).  An
+ * entry is reserved (the depth) before it is filled, and closed before it is
+ * popped, so a handler never overwrites a live entry.
+ *
+ *  S1. A wake first looks for its head on its own thread's stack.  Found
+ *      and open: it adds itself to that entry's pending set and returns
+ *      without touching the head.  Otherwise it runs as usual: no entry of
+ *      this thread holds the lock, so waiting for the lock waits for
+ *      another thread, which finishes an O(1) critical section (I5).
+ *  S2. The holder's release is: unlock the word, close the entry (its head
+ *      pointer becomes NULL), read the pending set, pop.  A handler runs
+ *      atomically with respect to the thread it interrupts, so a post lands
+ *      either before the close (and the read after it sees it) or after it
+ *      (and the handler, finding no open entry, wakes by itself, the lock
+ *      being free of this thread).  The holder then performs what it read,
+ *      as ordinary calls, before the interrupted call returns.  Nothing is
+ *      lost and no thread waits for itself.
+ *  S3. Posts from nested handlers race with each other, so a post is a
+ *      compare-and-swap on the entry; the holder's side needs none (plain
+ *      loads and stores, ordered by signal fences: all on one thread).
+ *  S4. A deferred complete is performed by the same call that held the
+ *      lock, before it returns; until then the event is not posted, so no
+ *      waiter can have consumed it and freed the completion.  The handler
+ *      itself never touches the head after its post.
+ *
  * COST
  *
  *  - wake on an empty head: one fence, one load.
@@ -146,7 +180,7 @@ enum {
 #define SWAIT_HEAD_PI 0x40000000u
 #define SWAIT_QUIESCE_WAITING 0x80000000u
 
-__thread uint32_t swait_tid_cache;
+SWAIT_TLS uint32_t swait_tid_cache;
 
 /* A fork child has one thread, the forking one, with its parent's id. */
 static void swait_atfork_child(void)
@@ -250,6 +284,134 @@ unsigned swait_hook_max_hold_steps;
 void (*swait_hook_prepare_locked)(struct swait_head *head);
 #endif
 
+/* --------------------------------------------------- the held-heads stack */
+
+/* Handlers nested deeper than this while heads are held abort. */
+#define SWAIT_HELD_MAX 8
+
+struct held {
+	struct swait_head *head;	/* NULL once closed (S2) */
+	uint32_t pending;		/* DEFER_* posted by handlers */
+};
+
+static SWAIT_TLS struct held swait_held[SWAIT_HELD_MAX];
+SWAIT_TLS unsigned swait_held_depth;
+
+#if SWAIT_TEST_HOOKS
+unsigned long swait_hook_deferred;
+#endif
+
+/* Compiler-only barrier: orders accesses against this thread's handlers. */
+#define signal_fence() __atomic_signal_fence(__ATOMIC_SEQ_CST)
+
+static inline void held_push(struct swait_head *h)
+{
+	unsigned d = swait_held_depth;
+
+	swait_check(d < SWAIT_HELD_MAX,
+		    "head locks nested too deep: signal handlers that wake "
+		    "are nested more than SWAIT_HELD_MAX deep [head, depth]",
+		    h, (void *)(uintptr_t)d, NULL);
+	/*
+	 * Reserve the entry first, then fill it: a handler that runs in
+	 * between pushes above it instead of overwriting it, and sees a NULL
+	 * head (left by the last pop), so it wakes by itself, which is safe
+	 * because this thread does not hold h's lock yet.
+	 */
+	__atomic_store_n(&swait_held_depth, d + 1, __ATOMIC_RELAXED);
+	signal_fence();
+	__atomic_store_n(&swait_held[d].pending, 0, __ATOMIC_RELAXED);
+	signal_fence();
+	__atomic_store_n(&swait_held[d].head, h, __ATOMIC_RELAXED);
+	signal_fence();
+}
+
+/* After the unlock: close, read, pop (S2).  Returns the pending set. */
+static inline uint32_t held_pop(struct swait_head *h)
+{
+	unsigned d = swait_held_depth - 1;
+	uint32_t pending;
+
+	swait_check(swait_held[d].head == h,
+		    "head lock released out of order [head, innermost held]",
+		    h, swait_held[d].head, NULL);
+	signal_fence();
+	__atomic_store_n(&swait_held[d].head, NULL, __ATOMIC_RELAXED);
+	signal_fence();
+	pending = __atomic_load_n(&swait_held[d].pending, __ATOMIC_RELAXED);
+	signal_fence();
+	__atomic_store_n(&swait_held_depth, d, __ATOMIC_RELAXED);
+	signal_fence();
+	return pending;
+}
+
+/*
+ * S1: if this thread is taking or holding h's lock, post what to that entry
+ * and return true: the holder will do it.  A handler's only access to the
+ * stack, with a CAS against nested handlers (S3).
+ */
+bool swait_defer_to_holder(struct swait_head *h, uint32_t what)
+{
+	unsigned d = __atomic_load_n(&swait_held_depth, __ATOMIC_RELAXED);
+
+	while (d-- > 0) {
+		struct held *e = &swait_held[d];
+		uint32_t p, v;
+
+		if (__atomic_load_n(&e->head, __ATOMIC_RELAXED) != h)
+			continue;
+		p = __atomic_load_n(&e->pending, __ATOMIC_RELAXED);
+		do {
+			v = p;
+			if (what == DEFER_WAKE_ONE) {
+				/* Past the count, waking all is a superset:
+				 * spurious wakeups are allowed. */
+				if ((v & DEFER_ONE_MASK) == DEFER_ONE_MASK)
+					v |= DEFER_WAKE_ALL;
+				else
+					v += DEFER_WAKE_ONE;
+			} else if (what == DEFER_COMPLETE) {
+				swait_check((v & DEFER_COMPLETE_MASK) !=
+					    DEFER_COMPLETE_MASK,
+					    "too many swait_complete() from "
+					    "signal handlers during one lock "
+					    "hold [head, pending]",
+					    h, (void *)(uintptr_t)v, NULL);
+				v += DEFER_COMPLETE;
+			} else {
+				v |= what;
+			}
+		} while (!__atomic_compare_exchange_n(&e->pending, &p, v, false,
+				__ATOMIC_RELAXED, __ATOMIC_RELAXED));
+#if SWAIT_TEST_HOOKS
+		__atomic_add_fetch(&swait_hook_deferred, 1, __ATOMIC_RELAXED);
+#endif
+		return true;
+	}
+	return false;
+}
+
+/* S2: the holder performs what its handlers posted, as ordinary calls. */
+__attribute__((noinline))
+static void run_deferred(struct swait_head *h, uint32_t p)
+{
+	/* Only the completion calls post DEFER_COMPLETE*: h is c->wait. */
+	struct swait_completion *c = (struct swait_completion *)(void *)
+		((char *)h - offsetof(struct swait_completion, wait));
+	unsigned n;
+
+	for (n = (p & DEFER_COMPLETE_MASK) / DEFER_COMPLETE; n > 0; n--)
+		swait_complete(c);
+	if (p & DEFER_COMPLETE_ALL)
+		swait_complete_all(c);
+	for (n = p & DEFER_ONE_MASK; n > 0; n--)
+		swait_wake_one(h);
+	if (p & DEFER_WAKE_ALL)
+		swait_wake_all(h);
+}
+
+/* ------------------------------------------------------------- head lock */
+
 void swait_head_lock(struct swait_head *h)
 {
 	/*
@@ -257,6 +419,7 @@ void swait_head_lock(struct swait_head *h)
 	 * synchronisation words, accessed outside the lock by design.
 	 */
 	swait_ann_sync_word(h, offsetof(struct swait_head, list.prev));
+	held_push(h);
 	/* The PI bit never changes after init; the count bits may. */
 	if (swait_unlikely(load_relaxed(&h->aux) & SWAIT_HEAD_PI)) {
 		swait_pi_lock(&h->lock);
@@ -270,11 +433,16 @@ void swait_head_lock(struct swait_head *h)
 
 void swait_head_unlock(struct swait_head *h)
 {
+	uint32_t pending;
+
 	swait_ann_lock_released(h);
 	if (swait_unlikely(load_relaxed(&h->aux) & SWAIT_HEAD_PI))
 		swait_pi_unlock(&h->lock);
 	else
 		swait_unlock(&h->lock);
+	pending = held_pop(h);
+	if (swait_unlikely(pending != 0))
+		run_deferred(h, pending);
 }
 
 void swait_wake_word(uint32_t *word)
@@ -598,6 +766,9 @@ SWAIT_EXPORT void swait_wake_one(struct swait_head *h)
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (list_empty(&h->list))
 		return;
+	if (swait_unlikely(swait_held_depth != 0) &&
+	    swait_defer_to_holder(h, DEFER_WAKE_ONE))
+		return;		/* S1: a handler on the holder's thread */
 	swait_head_lock(h);
 	word = swait_wake_one_locked(h);
 	swait_head_unlock(h);
@@ -693,6 +864,9 @@ SWAIT_EXPORT void swait_wake_all(struct swait_head *h)
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (list_empty(&h->list))
 		return;
+	if (swait_unlikely(swait_held_depth != 0) &&
+	    swait_defer_to_holder(h, DEFER_WAKE_ALL))
+		return;		/* S1 */
 	swait_head_lock(h);
 	swait_wake_all_locked(h);
 }

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: MIT
+/*
+ * sigwake.c - the four wakes called from a signal handler that interrupted
+ * the thread holding the same head's lock (lib/swait.c, SIGNAL HANDLERS).
+ *
+ * Deterministic: a test hook runs inside swait_prepare()'s critical
+ * section and raise()s the signal there, so the handler always lands while
+ * its own thread holds the lock.  Before the design, every case here hung
+ * (ordinary heads: the handler parks on a lock its thread holds) or aborted
+ * (PI heads: FUTEX_LOCK_PI says EDEADLK).  The watchdog turns a hang into
+ * a failure.  Each case also checks that the wake was deferred (the
+ * library's counter) and performed before the interrupted call returned.
+ */
+#include <limits.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "swait.h"
+#include "testutil.h"
+
+extern void (*swait_hook_prepare_locked)(struct swait_head *head);
+extern unsigned long swait_hook_deferred;
+
+enum op { OP_WAKE_ONE, OP_WAKE_ALL, OP_COMPLETE, OP_COMPLETE_ALL, OP_NONE };
+
+/* What the handler does, on which head; set before the raise. */
+static enum op handler_op;
+static struct swait_completion comp;
+static struct swait_head other;		/* a head the thread does not hold */
+static struct swait_head *hook_target;
+static int hook_fired;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	switch (handler_op) {
+	case OP_WAKE_ONE:
+		swait_wake_one(&comp.wait);
+		break;
+	case OP_WAKE_ALL:
+		swait_wake_all(&comp.wait);
+		break;
+	case OP_COMPLETE:
+		swait_complete(&comp);
+		swait_complete(&comp);	/* two posts: counted, not merged */
+		break;
+	case OP_COMPLETE_ALL:
+		swait_complete_all(&comp);
+		break;
+	case OP_NONE:
+		/* Not the held head: must run at once, not be deferred. */
+		swait_wake_one(&other);
+		break;
+	}
+}
+
+/* Runs under hook_target's lock: the handler interrupts the holder. */
+static void raise_hook(struct swait_head *h)
+{
+	if (h != hook_target)
+		return;
+	hook_fired++;
+	raise(SIGUSR2);
+}
+
+static int setup(void **state)
+{
+	struct sigaction sa;
+
+	(void)state;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	return sigaction(SIGUSR2, &sa, NULL);
+}
+
+static void init_heads(bool pi)
+{
+	swait_completion_init(&comp);
+	if (pi)
+		swait_head_init_pi(&comp.wait);
+	swait_head_init(&other);
+}
+
+/* Prepare w on the completion's head with the handler raised inside. */
+static void prepare_with_signal(struct swait_waiter *w, enum op op)
+{
+	handler_op = op;
+	hook_target = &comp.wait;
+	hook_fired = 0;
+	__atomic_store_n(&swait_hook_prepare_locked, raise_hook,
+			 __ATOMIC_RELEASE);
+	swait_prepare(&comp.wait, w);
+	__atomic_store_n(&swait_hook_prepare_locked, NULL, __ATOMIC_RELEASE);
+	assert_int_equal(hook_fired, 1);
+}
+
+/* A sleep with a past deadline: 0 iff the waiter had been woken. */
+static int poll_sleep(struct swait_head *h, struct swait_waiter *w)
+{
+	static const struct timespec past = { 0, 0 };
+
+	return swait_sleep(h, w, 0, CLOCK_MONOTONIC, &past);
+}
+
+static void run_wake_one(bool pi)
+{
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+	unsigned long before = swait_hook_deferred;
+
+	init_heads(pi);
+	tu_watchdog_arm(20, "wake_one from a handler on the holder", NULL);
+	prepare_with_signal(&w, OP_WAKE_ONE);
+	assert_int_equal(swait_hook_deferred - before, 1);
+	/* Performed before prepare returned: the waiter is already woken. */
+	assert_false(swait_active(&comp.wait));
+	assert_int_equal(poll_sleep(&comp.wait, &w), 0);
+	swait_finish(&comp.wait, &w);
+	assert_int_equal(swait_head_destroy(&comp.wait), 0);
+	tu_watchdog_disarm();
+}
+
+static void run_wake_all(bool pi)
+{
+	struct swait_waiter w1 = SWAIT_WAITER_INITIALIZER;
+	struct swait_waiter w2 = SWAIT_WAITER_INITIALIZER;
+	unsigned long before = swait_hook_deferred;
+
+	init_heads(pi);
+	tu_watchdog_arm(20, "wake_all from a handler on the holder", NULL);
+	swait_prepare(&comp.wait, &w1);
+	prepare_with_signal(&w2, OP_WAKE_ALL);
+	assert_int_equal(swait_hook_deferred - before, 1);
+	assert_false(swait_active(&comp.wait));
+	assert_int_equal(poll_sleep(&comp.wait, &w1), 0);
+	assert_int_equal(poll_sleep(&comp.wait, &w2), 0);
+	swait_finish(&comp.wait, &w1);
+	swait_finish(&comp.wait, &w2);
+	assert_int_equal(swait_head_destroy(&comp.wait), 0);
+	tu_watchdog_disarm();
+}
+
+static void run_complete(bool pi)
+{
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+	unsigned long before = swait_hook_deferred;
+
+	init_heads(pi);
+	tu_watchdog_arm(20, "complete from a handler on the holder", NULL);
+	prepare_with_signal(&w, OP_COMPLETE);
+	assert_int_equal(swait_hook_deferred - before, 2);
+	/* Both events posted, the queued waiter woken by the first. */
+	assert_int_equal(poll_sleep(&comp.wait, &w), 0);
+	swait_finish(&comp.wait, &w);
+	assert_true(swait_completion_try_wait(&comp));
+	assert_true(swait_completion_try_wait(&comp));
+	assert_false(swait_completion_try_wait(&comp));
+	assert_int_equal(swait_head_destroy(&comp.wait), 0);
+	tu_watchdog_disarm();
+}
+
+static void run_complete_all(bool pi)
+{
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+	unsigned long before = swait_hook_deferred;
+
+	init_heads(pi);
+	tu_watchdog_arm(20, "complete_all from a handler on the holder", NULL);
+	prepare_with_signal(&w, OP_COMPLETE_ALL);
+	assert_int_equal(swait_hook_deferred - before, 1);
+	assert_int_equal(poll_sleep(&comp.wait, &w), 0);
+	swait_finish(&comp.wait, &w);
+	assert_true(swait_completion_done(&comp));
+	assert_true(swait_completion_try_wait(&comp));
+	assert_true(swait_completion_try_wait(&comp));	/* done for all */
+	assert_int_equal(swait_head_destroy(&comp.wait), 0);
+	tu_watchdog_disarm();
+}
+
+/* A wake of a head the thread does not hold runs in the handler itself. */
+static void run_other_head(bool pi)
+{
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+	struct swait_waiter wo = SWAIT_WAITER_INITIALIZER;
+	unsigned long before = swait_hook_deferred;
+
+	init_heads(pi);
+	tu_watchdog_arm(20, "handler wakes another head", NULL);
+	swait_prepare(&other, &wo);
+	prepare_with_signal(&w, OP_NONE);
+	assert_int_equal(swait_hook_deferred - before, 0);
+	assert_int_equal(poll_sleep(&other, &wo), 0);		/* woken */
+	assert_int_equal(poll_sleep(&comp.wait, &w), ETIMEDOUT);	/* not */
+	swait_finish(&other, &wo);
+	swait_finish(&comp.wait, &w);
+	tu_watchdog_disarm();
+}
+
+#define BOTH(name)							\
+	static void name##_plain(void **s) { (void)s; run_##name(false); } \
+	static void name##_pi(void **s) { (void)s; run_##name(true); }
+BOTH(wake_one)
+BOTH(wake_all)
+BOTH(complete)
+BOTH(complete_all)
+BOTH(other_head)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(wake_one_plain),
+		cmocka_unit_test(wake_one_pi),
+		cmocka_unit_test(wake_all_plain),
+		cmocka_unit_test(wake_all_pi),
+		cmocka_unit_test(complete_plain),
+		cmocka_unit_test(complete_pi),
+		cmocka_unit_test(complete_all_plain),
+		cmocka_unit_test(complete_all_pi),
+		cmocka_unit_test(other_head_plain),
+		cmocka_unit_test(other_head_pi),
+	};
+
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
