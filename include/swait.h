@@ -121,7 +121,7 @@ extern "C" {
 
 /* The library's version, the same as the Meson project version. */
 #define SWAIT_VERSION_MAJOR 0
-#define SWAIT_VERSION_MINOR 1
+#define SWAIT_VERSION_MINOR 2
 #define SWAIT_VERSION_PATCH 0
 
 /* ------------------------------------------------------------------ types */
@@ -263,7 +263,7 @@ void swait_finish(struct swait_head *head, struct swait_waiter *waiter)
  * Dequeue and wake the waiter that has waited longest, if any.  Begins with
  * a full memory barrier (pairs with the one ending swait_prepare()).  On an
  * empty head: that barrier and one load, no lock, no system call.
- * Never blocks.
+ * Never blocks.  Async-signal-safe (see Signals above).
  */
 void swait_wake_one(struct swait_head *head) SWAIT_NONNULL(1);
 
@@ -273,6 +273,7 @@ void swait_wake_one(struct swait_head *head) SWAIT_NONNULL(1);
  * by one, with the head lock dropped between two wakes, so a thread that
  * wants the lock never waits behind the whole walk.  Begins with a full
  * memory barrier.  On an empty head: no lock, no system call.  Never blocks.
+ * Async-signal-safe.
  */
 void swait_wake_all(struct swait_head *head) SWAIT_NONNULL(1);
 
@@ -288,6 +289,75 @@ bool swait_active(const struct swait_head *head) SWAIT_NONNULL(1);
  * may skip the wake: any waiter queued later will see the condition.
  */
 bool swait_has_sleeper(struct swait_head *head) SWAIT_NONNULL(1);
+
+/* ------------------------------------------- waiting on several heads */
+
+/*
+ * The most heads one swait_wait_any() can wait on.
+ */
+#define SWAIT_ANY_MAX 16u
+
+/*
+ * Wait on several heads at once: for work, a shutdown or a configuration
+ * change, say, each announced on its own head.  waiters[i] is queued on
+ * heads[i]; all n nodes share one futex word (in waiters[0]), so a wake on
+ * any of the heads ends the sleep.  The pattern is the single-head one:
+ *
+ *	struct swait_head *heads[2] = { &work, &shutdown };
+ *	struct swait_waiter w[2] = { SWAIT_WAITER_INITIALIZER,
+ *				     SWAIT_WAITER_INITIALIZER };
+ *	unsigned which;
+ *
+ *	for (;;) {
+ *		swait_prepare_any(heads, 2, w);
+ *		if (have_work() || stopping)
+ *			break;
+ *		if (swait_wait_any(heads, 2, w, 0, CLOCK_MONOTONIC, NULL,
+ *				   &which) != 0)
+ *			break;	(ETIMEDOUT, EINTR)
+ *	}
+ *	swait_finish_any(heads, 2, w);
+ *
+ * A wake_one that selected a node the thread no longer needs (another
+ * head's wake ended the sleep first, or the deadline passed) is passed on
+ * to the next waiter of that head by swait_finish_any(), never lost.
+ * n is 1 to SWAIT_ANY_MAX; the heads must be distinct.  The nodes form one
+ * group from swait_prepare_any() to swait_finish_any(): do not pass them
+ * to the single-head calls in between.  Heads may be PI heads or not.
+ */
+
+/*
+ * Queue waiters[i] on heads[i] for every i (FIFO, as swait_prepare()), as
+ * one group.  Nodes still queued from an earlier swait_prepare_any() keep
+ * their places; nodes woken since are queued again, and their wakes count
+ * as consumed (the caller re-checks all its conditions next).  Ends with a
+ * full memory barrier.  Never blocks.  Debug builds abort on n == 0,
+ * n > SWAIT_ANY_MAX, or a node that belongs to another wait.
+ */
+void swait_prepare_any(struct swait_head *const heads[], unsigned n,
+		       struct swait_waiter waiters[]) SWAIT_NONNULL(1, 3);
+
+/*
+ * Sleep until a wake on any of the heads, the deadline or (with
+ * SWAIT_INTERRUPTIBLE) a signal, as swait_sleep().  Returns 0 with *which
+ * set to the index of the head whose wake ended the wait (the lowest index
+ * if several heads woke it), ETIMEDOUT, EINTR, or EINVAL for a bad clock,
+ * deadline, flags or n.  Spurious returns of 0 are allowed.  A cancellation
+ * point.  Call swait_finish_any() afterwards in every case.
+ */
+int swait_wait_any(struct swait_head *const heads[], unsigned n,
+		   struct swait_waiter waiters[], unsigned flags,
+		   clockid_t clock, const struct timespec *deadline,
+		   unsigned *which) SWAIT_NONNULL(1, 3, 7);
+
+/*
+ * Dequeue every node of the group that is still queued, and pass on each
+ * wake_one that selected a node but did not end a swait_wait_any() (as
+ * swait_finish()).  Afterwards the waiters are idle and their memory may be
+ * reused.  Never blocks.
+ */
+void swait_finish_any(struct swait_head *const heads[], unsigned n,
+		      struct swait_waiter waiters[]) SWAIT_NONNULL(1, 3);
 
 /* ------------------------------------------------------------- deadlines */
 
@@ -416,10 +486,13 @@ void swait_completion_init(struct swait_completion *c) SWAIT_NONNULL(1);
  */
 void swait_completion_reinit(struct swait_completion *c) SWAIT_NONNULL(1);
 
-/* Post one event and wake one waiter.  Never blocks. */
+/* Post one event and wake one waiter.  Never blocks.  Async-signal-safe. */
 void swait_complete(struct swait_completion *c) SWAIT_NONNULL(1);
 
-/* Make c done for every present and future waiter.  Never blocks. */
+/*
+ * Make c done for every present and future waiter.  Never blocks.
+ * Async-signal-safe: a SIGTERM handler may complete a shutdown completion.
+ */
 void swait_complete_all(struct swait_completion *c) SWAIT_NONNULL(1);
 
 /* Wait for and consume one event.  A cancellation point when it sleeps. */

@@ -99,6 +99,35 @@
  *      between critical sections.  Lockless readers of the list read only
  *      head->list.next, and every store to a ->next is atomic.
  *
+ * GROUPS (swait_prepare_any / swait_wait_any / swait_finish_any)
+ *
+ * A thread waiting on n heads queues node i of its waiters[] on heads[i].
+ * All nodes share one futex word, the group word G, kept in waiters[0]'s
+ * magic field (a grouped node needs no magic: it is recognised by its
+ * state).  A grouped node's state is GROUP | i << 8 | QUEUED, WOKEN_ONE or
+ * WOKEN_ALL, or IDLE; G holds bit i for each node woken, the SLEEPING bit,
+ * and the index of the node whose wake a wait consumed.
+ *
+ *  G1. A grouped node's state is written only under its head's lock, by
+ *      prepare_any, finish_any and wakers.  There is no lockless announce
+ *      on it: the thread announces on G.  So I1 holds for it unchanged.
+ *  G2. Under heads[i]'s lock, bit i of G is set iff node i was dequeued by
+ *      a waker and not yet re-queued: the waker sets it (fetch_or, release)
+ *      in the critical section of its dequeue; prepare_any clears it in the
+ *      critical section that re-queues the node.  So the bit a wait reports
+ *      names the very wake finish_any will find on the node.
+ *  G3. O2 on G: the announce is a CAS from "no bit" to SLEEPING; a waker
+ *      whose fetch_or finds SLEEPING and no earlier bit issues the one
+ *      FUTEX_WAKE.  Both are read-modify-writes on G, totally ordered.
+ *  G4. I3 for groups: a waker's fetch_or on G is its last access to the
+ *      group, inside heads[i]'s critical section.  finish_any takes every
+ *      head's lock before it returns, so after it no waker is left inside
+ *      a critical section that could touch any node or G.
+ *  G5. I6 for groups: finish_any passes on every WOKEN_ONE node except the
+ *      one whose wake swait_wait_any() returned; prepare_any consumes the
+ *      wakes of the nodes it re-queues (the caller re-checks all its
+ *      conditions next).
+ *
  * SIGNAL HANDLERS
  *
  * The four wakes (swait_wake_one, swait_wake_all, swait_complete,
@@ -166,6 +195,20 @@ enum {
 	SWAIT_WOKEN_ONE = 3,
 	SWAIT_WOKEN_ALL = 4,
 };
+
+/*
+ * A grouped node's state: GROUP | index << GROUP_SHIFT | QUEUED or WOKEN_*.
+ * No single waiter's state ever has GROUP set.
+ */
+#define SWAIT_GROUP		0x80000000u
+#define SWAIT_GROUP_SHIFT	8
+#define SWAIT_SUBSTATE		0xffu
+
+/* The group word G (waiters[0].magic). */
+#define G_WOKEN_MASK		0x0000ffffu	/* bit i: node i woken */
+#define G_CONSUMED_SHIFT	16		/* index + 1 of the consumed node */
+#define G_CONSUMED_MASK		0x001f0000u
+#define G_SLEEPING		0x80000000u
 
 /* w->magic while queued (debug builds): "swai". */
 #define SWAIT_MAGIC 0x73776169u
@@ -451,14 +494,50 @@ void swait_wake_word(uint32_t *word)
 }
 
 /*
+ * dequeue_and_flip() for a node of a group (lock held): G1, G2, G4.  Returns
+ * the group word to FUTEX_WAKE after unlock if this wake is the first since
+ * the thread announced its sleep, else NULL.
+ */
+static uint32_t *dequeue_and_flip_grouped(struct swait_head *h,
+					  struct swait_waiter *w, uint32_t s,
+					  uint32_t how)
+{
+	unsigned idx = (s >> SWAIT_GROUP_SHIFT) & SWAIT_SUBSTATE;
+	struct swait_waiter *w0 = w - idx;
+	uint32_t old;
+
+	swait_check(w->head == h && idx < SWAIT_ANY_MAX &&
+		    (s & SWAIT_SUBSTATE) == SWAIT_QUEUED,
+		    "a queued group node was overwritten (waiters[] reused or "
+		    "freed while queued?) [node, its head, this head]",
+		    w, w->head, h);
+	list_del(w);
+	store_relaxed(&w->state, SWAIT_GROUP | idx << SWAIT_GROUP_SHIFT | how);
+	SWAIT_RACE();
+	swait_trace3(wake, h, w, how);
+	/*
+	 * The last access to the group (G4).  Release: publishes what the
+	 * waker wrote before the wake (O3); pairs with the acquire loads of G
+	 * in swait_wait_any().
+	 */
+	swait_ann_happens_before(&w0->magic);
+	old = __atomic_fetch_or(&w0->magic, 1u << idx, __ATOMIC_RELEASE);
+	if ((old & G_SLEEPING) && !(old & G_WOKEN_MASK))
+		return &w0->magic;	/* G3: the first wake of this sleep */
+	return NULL;
+}
+
+/*
  * Take w off its list and flip it to woken (lock held).  Returns the word to
  * FUTEX_WAKE after unlock if its thread announced a sleep, else NULL.
  */
 static uint32_t *dequeue_and_flip(struct swait_head *h, struct swait_waiter *w,
 				  uint32_t how)
 {
-	uint32_t old;
+	uint32_t old, s = load_relaxed(&w->state);
 
+	if (s & SWAIT_GROUP)
+		return dequeue_and_flip_grouped(h, w, s, how);
 	swait_check(w->magic == SWAIT_MAGIC && w->head == h,
 		    "a queued waiter was overwritten (waiter memory reused or "
 		    "freed while queued?) [waiter, its head, this head]",
@@ -529,6 +608,10 @@ SWAIT_EXPORT void swait_prepare(struct swait_head *h, struct swait_waiter *w)
 
 	swait_head_lock(h);
 	s = load_relaxed(&w->state);
+	swait_check(!(s & SWAIT_GROUP),
+		    "swait_prepare: waiter is a node of a swait_wait_any() "
+		    "group; swait_finish_any() it first [waiter, head]",
+		    w, h, NULL);
 	if (s == SWAIT_QUEUED || s == SWAIT_SLEEPING) {
 		swait_check(w->head == h,
 			    "swait_prepare: waiter is still queued on another "
@@ -701,6 +784,9 @@ SWAIT_EXPORT int swait_sleep(struct swait_head *h, struct swait_waiter *w,
 	swait_check(w->head == h || load_relaxed(&w->state) == SWAIT_IDLE,
 		    "swait_sleep: waiter was prepared on another head "
 		    "[waiter, its head, this head]", w, w->head, h);
+	swait_check(!(load_relaxed(&w->state) & SWAIT_GROUP),
+		    "swait_sleep: waiter is a node of a swait_wait_any() group "
+		    "[waiter, head]", w, h, NULL);
 	int err;
 
 	/* The kernel refuses a negative tv_sec; it is a deadline long past. */
@@ -716,6 +802,10 @@ SWAIT_EXPORT void swait_finish(struct swait_head *h, struct swait_waiter *w)
 {
 	/* Acquire: a WOKEN_* read here means the waker is done with *w (I3). */
 	uint32_t s = load_acquire(&w->state);
+
+	swait_check(!(s & SWAIT_GROUP),
+		    "swait_finish: waiter is a node of a swait_wait_any() "
+		    "group; use swait_finish_any() [waiter, head]", w, h, NULL);
 
 	if (s == SWAIT_QUEUED || s == SWAIT_SLEEPING) {
 		swait_check(w->head == h,
@@ -747,6 +837,213 @@ SWAIT_EXPORT void swait_finish(struct swait_head *h, struct swait_waiter *w)
 	if (s == SWAIT_WOKEN_ONE)
 		swait_wake_one(h);
 	SWAIT_RACE();	/* before the caller's re-check */
+}
+
+/* ------------------------------------------------ several heads at once */
+
+static inline bool group_size_ok(unsigned n)
+{
+	return n >= 1 && n <= SWAIT_ANY_MAX;
+}
+
+SWAIT_EXPORT void swait_prepare_any(struct swait_head *const heads[],
+				    unsigned n, struct swait_waiter ws[])
+{
+	uint32_t *g = &ws[0].magic;
+
+	swait_check(group_size_ok(n),
+		    "swait_prepare_any: n must be 1..SWAIT_ANY_MAX "
+		    "[heads, n, waiters]", heads, (void *)(uintptr_t)n, ws);
+	if (!group_size_ok(n))
+		return;
+	swait_ann_sync_word(g, sizeof(*g));
+	/*
+	 * Drop SLEEPING and the consumed index of the last wait; keep the
+	 * woken bits: each is cleared below with its node's re-queue (G2).
+	 */
+	__atomic_fetch_and(g, G_WOKEN_MASK, __ATOMIC_RELAXED);
+	for (unsigned i = 0; i < n; i++) {
+		struct swait_head *h = heads[i];
+		struct swait_waiter *w = &ws[i];
+		uint32_t s, tag = SWAIT_GROUP | i << SWAIT_GROUP_SHIFT;
+
+		swait_head_lock(h);
+		s = load_relaxed(&w->state);
+		swait_check(s == SWAIT_IDLE ||
+			    (s & ~SWAIT_SUBSTATE) == tag,
+			    "swait_prepare_any: node is queued by another "
+			    "wait, or waiters[] was overwritten [node, its "
+			    "head, this head]", w, w->head, h);
+		if (s == (tag | SWAIT_QUEUED)) {
+			swait_check(w->head == h,
+				    "swait_prepare_any: heads[] changed "
+				    "between calls [node, its head, this head]",
+				    w, w->head, h);
+		} else {
+			/* IDLE, or woken: (re-)queue, consuming the wake. */
+			swait_ann_sync_word(&w->state, sizeof(w->state));
+			list_add_tail(&h->list, &w->link);
+			w->head = h;
+			if (i != 0)
+				w->magic = SWAIT_MAGIC;
+			store_relaxed(&w->state, tag | SWAIT_QUEUED);
+			if (s != SWAIT_IDLE)	/* G2 */
+				__atomic_fetch_and(g, ~(1u << i),
+						   __ATOMIC_RELAXED);
+		}
+		swait_head_unlock(h);
+	}
+	SWAIT_RACE();
+	/* O1, as at the end of swait_prepare(), for every head at once. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+/* The body of swait_wait_any(), inside the cancellation cleanup. */
+static int wait_any_announced(uint32_t *g, unsigned flags, clockid_t clock,
+			      const struct timespec *deadline,
+			      unsigned *which)
+{
+	uint32_t v;
+	int err, oldtype;
+
+	pthread_testcancel();
+	v = load_acquire(g);
+	if (v & G_WOKEN_MASK)
+		goto woken;
+	/* G3: announce; fails (acquire) if a wake came first. */
+	if (!__atomic_compare_exchange_n(g, &v, v | G_SLEEPING, false,
+					 __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
+		goto woken;
+	for (;;) {
+		SWAIT_RACE();
+		pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &oldtype);
+		err = swait_futex_wait(g, G_SLEEPING, clock, deadline);
+		pthread_setcanceltype(oldtype, NULL);
+		v = load_acquire(g);			/* O3 */
+		if (v & G_WOKEN_MASK)
+			goto woken;
+		if (err == ETIMEDOUT ||
+		    (err == EINTR && (flags & SWAIT_INTERRUPTIBLE))) {
+			/* Retract; a failed CAS means a wake won the race. */
+			if (__atomic_compare_exchange_n(g, &v, 0, false,
+					__ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
+				return err;
+			goto woken;
+		}
+	}
+woken:
+	swait_ann_happens_after(g);	/* O3 */
+	*which = (unsigned)__builtin_ctz(v & G_WOKEN_MASK);
+	/*
+	 * Record which wake this wait consumed (G5).  An RMW: wakers of the
+	 * other nodes may still set their bits.  Re-entering after a return
+	 * of 0 without a prepare finds the same lowest bit and ORs the same
+	 * index again.
+	 */
+	__atomic_fetch_or(g, (*which + 1) << G_CONSUMED_SHIFT,
+			  __ATOMIC_RELAXED);
+	return 0;
+}
+
+struct any_ctx {
+	struct swait_head *const *heads;
+	struct swait_waiter *waiters;
+	const struct timespec *deadline;
+	unsigned *which;
+	clockid_t clock;
+	unsigned flags, n;
+};
+
+static void wait_any_cancelled(void *arg)
+{
+	struct any_ctx *ctx = arg;
+
+	swait_finish_any(ctx->heads, ctx->n, ctx->waiters);
+}
+
+/* I4 under cancellation, as sleep_cancellable(). */
+static int wait_any_cancellable(struct any_ctx *ctx)
+{
+	int err;
+
+	pthread_cleanup_push(wait_any_cancelled, ctx);
+	err = wait_any_announced(&ctx->waiters[0].magic, ctx->flags,
+				 ctx->clock, ctx->deadline, ctx->which);
+	pthread_cleanup_pop(0);
+	return err;
+}
+
+SWAIT_EXPORT int swait_wait_any(struct swait_head *const heads[], unsigned n,
+				struct swait_waiter ws[], unsigned flags,
+				clockid_t clock, const struct timespec *deadline,
+				unsigned *which)
+{
+	static const struct timespec past = { 0, 0 };
+	struct any_ctx ctx = { heads, ws, deadline, which, clock, flags, n };
+	int err;
+
+	if (!group_size_ok(n) || (flags & ~SWAIT_INTERRUPTIBLE) ||
+	    !swait_deadline_valid(clock, deadline))
+		return EINVAL;
+	swait_check((load_relaxed(&ws[0].state) & ~SWAIT_SUBSTATE) ==
+		    SWAIT_GROUP,
+		    "swait_wait_any: waiters[] was not prepared with "
+		    "swait_prepare_any() [heads, waiters]", heads, ws, NULL);
+	if (deadline && deadline->tv_sec < 0)
+		ctx.deadline = &past;
+	swait_trace2(wait_start, heads[0], ws);
+	err = wait_any_cancellable(&ctx);
+	swait_trace3(wait_end, heads[0], ws,
+		     err == 0 ? 0 : err == ETIMEDOUT ? 1 : 2);
+	return err;
+}
+
+SWAIT_EXPORT void swait_finish_any(struct swait_head *const heads[],
+				   unsigned n, struct swait_waiter ws[])
+{
+	uint32_t *g = &ws[0].magic;
+	uint32_t pass = 0, consumed;
+
+	if (!group_size_ok(n))
+		return;
+	/* Written by this thread only (wait_any): a relaxed load will do. */
+	consumed = ((load_relaxed(g) & G_CONSUMED_MASK) >> G_CONSUMED_SHIFT);
+	for (unsigned i = 0; i < n; i++) {
+		struct swait_waiter *w = &ws[i];
+		uint32_t s;
+
+		swait_head_lock(heads[i]);
+		s = load_relaxed(&w->state);	/* stable under the lock (G1) */
+		if (s != SWAIT_IDLE) {
+			swait_check((s & ~SWAIT_SUBSTATE) ==
+				    (SWAIT_GROUP | i << SWAIT_GROUP_SHIFT) &&
+				    w->head == heads[i],
+				    "swait_finish_any: node does not belong to "
+				    "this group [node, its head, this head]",
+				    w, w->head, heads[i]);
+			switch (s & SWAIT_SUBSTATE) {
+			case SWAIT_QUEUED:
+				list_del(w);
+				break;
+			case SWAIT_WOKEN_ONE:
+				if (i + 1 != consumed)	/* G5 */
+					pass |= 1u << i;
+				break;
+			}
+			if (i != 0)
+				w->magic = 0;
+			store_relaxed(&w->state, SWAIT_IDLE);
+			swait_ann_idle_word(&w->state);
+		}
+		swait_head_unlock(heads[i]);
+	}
+	/* G4: no waker can reach the group any more. */
+	store_relaxed(g, 0);
+	swait_ann_idle_word(g);
+	SWAIT_RACE();
+	for (unsigned i = 0; pass != 0; i++, pass >>= 1)
+		if (pass & 1)
+			swait_wake_one(heads[i]);	/* G5, as I6 */
 }
 
 /* ------------------------------------------------------------------ waking */

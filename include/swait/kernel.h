@@ -39,7 +39,9 @@
  *   defined) so that "ret == -ERESTARTSYS" tests still work.  Without a
  *   timeout, a handler installed with SA_RESTART restarts the wait silently
  *   (see swait_sleep() in <swait.h>); install handlers that must interrupt
- *   waits without SA_RESTART.  Nothing here is async-signal-safe.
+ *   waits without SA_RESTART.  swake_up_one(), swake_up_all(), complete()
+ *   and complete_all() are async-signal-safe, as the kernel's may run in a
+ *   hard interrupt; nothing else here is.
  *
  *   Task states.  prepare_to_swait_exclusive() ignores its state argument:
  *   whether a sleep is interruptible is chosen by the flags given to
@@ -69,7 +71,8 @@
  *   __init_swait_queue_head) are not provided.
  *
  *   Context.  Every wait may block and is a pthread cancellation point when
- *   it sleeps; no call may be made from a signal handler.  Heads and
+ *   it sleeps; only the wakes and completes above may be called from a
+ *   signal handler.  Heads and
  *   completions are process-private.  The ordering and lifetime guarantees
  *   are libswait's (see <swait.h>), which match the kernel's: a wake
  *   publishes what the waker wrote before it, and a thread whose

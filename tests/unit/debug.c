@@ -216,6 +216,33 @@ static void test_wrong_head(void **state)
 	expect_death(finish_on_other_head, NULL, words);
 }
 
+static void single_call_on_group_node(void *arg)
+{
+	static struct swait_head a, b;
+	struct swait_head *heads[2] = { &a, &b };
+	struct swait_waiter w[2];
+	int which = *(int *)arg;
+
+	memset(w, 0, sizeof(w));
+	swait_prepare_any(heads, 2, w);
+	if (which == 0)
+		(void)swait_sleep(&b, &w[1], 0, CLOCK_MONOTONIC, NULL);
+	else if (which == 1)
+		swait_finish(&a, &w[0]);
+	else
+		swait_prepare(&b, &w[1]);
+}
+
+static void test_group_node_misuse(void **state)
+{
+	static const char *const words[] = { "swait_wait_any() group", NULL };
+	static int which[3] = { 0, 1, 2 };
+
+	(void)state;
+	for (int i = 0; i < 3; i++)
+		expect_death(single_call_on_group_node, &which[i], words);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -225,6 +252,7 @@ int main(void)
 		cmocka_unit_test(test_overwritten_magic),
 		cmocka_unit_test(test_sleep_not_prepared),
 		cmocka_unit_test(test_wrong_head),
+		cmocka_unit_test(test_group_node_misuse),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

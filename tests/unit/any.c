@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: MIT
+/*
+ * any.c - swait_prepare_any(), swait_wait_any() and swait_finish_any():
+ * which head ended a wait, what happens to the other nodes, and that a
+ * wake_one the group no longer needs is passed on (lib/swait.c, G1-G5).
+ *
+ * Most cases run on one thread: a wake that comes between the prepare and
+ * the wait is what the wait must report, and a past deadline turns the
+ * wait into a poll ("was this group woken?").  The threaded case wakes a
+ * thread that /proc shows asleep in the futex, so the FUTEX_WAKE on the
+ * shared word is exercised.
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "unitutil.h"
+
+#define NH 3
+
+static const struct timespec past = { 0, 0 };
+static struct swait_head h[NH];
+static struct swait_head *heads[NH] = { &h[0], &h[1], &h[2] };
+static struct swait_waiter w[NH];
+
+static void reset(void)
+{
+	for (int i = 0; i < NH; i++) {
+		swait_head_init(&h[i]);
+		swait_waiter_init(&w[i]);
+	}
+}
+
+static int poll_any(unsigned *which)
+{
+	return swait_wait_any(heads, NH, w, 0, CLOCK_MONOTONIC, &past, which);
+}
+
+static int poll_single(struct swait_head *hd, struct swait_waiter *ws)
+{
+	return swait_sleep(hd, ws, 0, CLOCK_MONOTONIC, &past);
+}
+
+static void all_destroyable(void)
+{
+	for (int i = 0; i < NH; i++)
+		assert_int_equal(swait_head_destroy(&h[i]), 0);
+}
+
+static void test_bad_arguments(void **state)
+{
+	struct timespec bad = { 0, 1000000000L };
+	unsigned which;
+
+	(void)state;
+	reset();
+	swait_prepare_any(heads, NH, w);
+	assert_int_equal(swait_wait_any(heads, 0, w, 0, CLOCK_MONOTONIC,
+					&past, &which), EINVAL);
+	assert_int_equal(swait_wait_any(heads, SWAIT_ANY_MAX + 1, w, 0,
+					CLOCK_MONOTONIC, &past, &which),
+			 EINVAL);
+	assert_int_equal(swait_wait_any(heads, NH, w, 0x100, CLOCK_MONOTONIC,
+					&past, &which), EINVAL);
+	assert_int_equal(swait_wait_any(heads, NH, w, 0, CLOCK_PROCESS_CPUTIME_ID,
+					&past, &which), EINVAL);
+	assert_int_equal(swait_wait_any(heads, NH, w, 0, CLOCK_MONOTONIC,
+					&bad, &which), EINVAL);
+	/* None of that changed the group: still queued everywhere. */
+	for (int i = 0; i < NH; i++)
+		assert_true(swait_active(&h[i]));
+	swait_finish_any(heads, NH, w);
+	all_destroyable();
+}
+
+static void test_timeout_dequeues_all(void **state)
+{
+	unsigned which = 99;
+
+	(void)state;
+	reset();
+	swait_prepare_any(heads, NH, w);
+	for (int i = 0; i < NH; i++)
+		assert_true(swait_active(&h[i]));
+	assert_int_equal(poll_any(&which), ETIMEDOUT);
+	assert_int_equal(which, 99);	/* untouched unless woken */
+	swait_finish_any(heads, NH, w);
+	for (int i = 0; i < NH; i++)
+		assert_false(swait_active(&h[i]));
+	all_destroyable();
+	/* The waiters are idle again: usable as single waiters. */
+	swait_prepare(&h[1], &w[1]);
+	swait_finish(&h[1], &w[1]);
+}
+
+static void test_wake_before_wait(void **state)
+{
+	(void)state;
+	for (unsigned k = 0; k < NH; k++) {
+		unsigned which = 99;
+
+		reset();
+		swait_prepare_any(heads, NH, w);
+		swait_wake_one(&h[k]);
+		assert_false(swait_active(&h[k]));	/* node k dequeued */
+		assert_int_equal(poll_any(&which), 0);
+		assert_int_equal(which, k);
+		swait_finish_any(heads, NH, w);
+		all_destroyable();
+	}
+}
+
+static void test_lowest_index_wins(void **state)
+{
+	unsigned which = 99;
+
+	(void)state;
+	reset();
+	swait_prepare_any(heads, NH, w);
+	swait_wake_all(&h[2]);
+	swait_wake_one(&h[1]);
+	assert_int_equal(poll_any(&which), 0);
+	assert_int_equal(which, 1);
+	swait_finish_any(heads, NH, w);
+	all_destroyable();
+}
+
+/*
+ * A single waiter queued behind the group's node on a head: the group's
+ * node is selected by a wake_one after another head ended the wait, so
+ * finish_any must pass that wake on to the single waiter (G5).
+ */
+static void test_unneeded_wake_one_passed_on(void **state)
+{
+	struct swait_waiter single = SWAIT_WAITER_INITIALIZER;
+	unsigned which = 99;
+
+	(void)state;
+	reset();
+	swait_prepare_any(heads, NH, w);
+	swait_prepare(&h[2], &single);		/* behind node 2 */
+	swait_wake_one(&h[0]);			/* ends the wait */
+	assert_int_equal(poll_any(&which), 0);
+	assert_int_equal(which, 0);
+	swait_wake_one(&h[2]);			/* selects node 2, not single */
+	assert_int_equal(poll_single(&h[2], &single), ETIMEDOUT);
+	swait_finish_any(heads, NH, w);		/* passes it on */
+	assert_int_equal(poll_single(&h[2], &single), 0);
+	swait_finish(&h[2], &single);
+	all_destroyable();
+}
+
+/* The same after a timeout: no wake of the group was consumed at all. */
+static void test_wake_after_timeout_passed_on(void **state)
+{
+	struct swait_waiter single = SWAIT_WAITER_INITIALIZER;
+	unsigned which;
+
+	(void)state;
+	reset();
+	swait_prepare_any(heads, NH, w);
+	swait_prepare(&h[0], &single);
+	assert_int_equal(poll_any(&which), ETIMEDOUT);
+	swait_wake_one(&h[0]);			/* selects node 0 */
+	swait_finish_any(heads, NH, w);
+	assert_int_equal(poll_single(&h[0], &single), 0);
+	swait_finish(&h[0], &single);
+	all_destroyable();
+}
+
+/* The consumed wake is not passed on, and wake_all is never passed on. */
+static void test_consumed_and_wake_all_not_passed_on(void **state)
+{
+	struct swait_waiter s0 = SWAIT_WAITER_INITIALIZER;
+	struct swait_waiter s1 = SWAIT_WAITER_INITIALIZER;
+	unsigned which;
+
+	(void)state;
+	reset();
+	swait_prepare_any(heads, NH, w);
+	swait_prepare(&h[0], &s0);
+	swait_wake_one(&h[0]);			/* node 0: consumed below */
+	assert_int_equal(poll_any(&which), 0);
+	assert_int_equal(which, 0);
+	swait_prepare(&h[1], &s1);
+	swait_wake_all(&h[1]);			/* node 1 and s1 */
+	swait_finish_any(heads, NH, w);
+	assert_int_equal(poll_single(&h[0], &s0), ETIMEDOUT);
+	assert_int_equal(poll_single(&h[1], &s1), 0);
+	swait_finish(&h[0], &s0);
+	swait_finish(&h[1], &s1);
+	all_destroyable();
+}
+
+/*
+ * A second prepare_any re-queues the woken node and consumes its wake
+ * (G2): the next wait must not return at once for it.  Nodes still queued
+ * keep their places: a single waiter queued after the first prepare stays
+ * behind node 2.
+ */
+static void test_reprepare_consumes_and_keeps_places(void **state)
+{
+	struct swait_waiter single = SWAIT_WAITER_INITIALIZER;
+	unsigned which;
+
+	(void)state;
+	reset();
+	swait_prepare_any(heads, NH, w);
+	swait_prepare(&h[2], &single);
+	swait_wake_one(&h[1]);
+	assert_int_equal(poll_any(&which), 0);
+	assert_int_equal(which, 1);
+	swait_prepare_any(heads, NH, w);
+	assert_int_equal(poll_any(&which), ETIMEDOUT);
+	swait_wake_one(&h[2]);			/* node 2 is still first */
+	assert_int_equal(poll_single(&h[2], &single), ETIMEDOUT);
+	assert_int_equal(poll_any(&which), 0);
+	assert_int_equal(which, 2);
+	swait_finish_any(heads, NH, w);		/* consumed: not passed on */
+	assert_int_equal(poll_single(&h[2], &single), ETIMEDOUT);
+	swait_finish(&h[2], &single);
+	all_destroyable();
+}
+
+/* PI and ordinary heads mix; n == 1 works. */
+static void test_pi_heads_and_one_head(void **state)
+{
+	unsigned which = 99;
+
+	(void)state;
+	reset();
+	swait_head_init_pi(&h[1]);
+	swait_prepare_any(heads, NH, w);
+	swait_wake_one(&h[1]);
+	assert_int_equal(poll_any(&which), 0);
+	assert_int_equal(which, 1);
+	swait_finish_any(heads, NH, w);
+	all_destroyable();
+
+	swait_prepare_any(heads, 1, w);
+	assert_int_equal(swait_wait_any(heads, 1, w, 0, CLOCK_MONOTONIC,
+					&past, &which), ETIMEDOUT);
+	swait_wake_one(&h[0]);
+	assert_int_equal(swait_wait_any(heads, 1, w, 0, CLOCK_MONOTONIC,
+					&past, &which), 0);
+	assert_int_equal(which, 0);
+	swait_finish_any(heads, 1, w);
+	all_destroyable();
+}
+
+/* ---------------------------------------------------- a real sleeper */
+
+static struct {
+	int tid;
+	int prepared;
+	int returned;
+	int result;
+	unsigned which;
+	int payload_seen;
+} sl;
+static int payload;
+
+static void *any_sleeper(void *arg)
+{
+	struct swait_waiter ws[NH];
+	int r;
+
+	(void)arg;
+	memset(ws, 0, sizeof(ws));
+	uu_store(&sl.tid, (int)uu_gettid());
+	swait_prepare_any(heads, NH, ws);
+	uu_store(&sl.prepared, 1);
+	r = swait_wait_any(heads, NH, ws, 0, CLOCK_MONOTONIC, NULL,
+			   &sl.which);
+	sl.payload_seen = payload;
+	swait_finish_any(heads, NH, ws);
+	sl.result = r;
+	uu_store(&sl.returned, 1);
+	return NULL;
+}
+
+static void test_sleeper_woken_by_any_head(void **state)
+{
+	(void)state;
+	for (unsigned k = 0; k < NH; k++) {
+		pthread_t t;
+
+		reset();
+		memset(&sl, 0, sizeof(sl));
+		uu_watchdog("a wait_any sleeper woken by one head");
+		assert_int_equal(pthread_create(&t, NULL, any_sleeper, NULL),
+				 0);
+		assert_true(uu_poll(uu_load(&sl.prepared)));
+		assert_true(uu_wait_asleep((pid_t)uu_load(&sl.tid), &h[k]));
+		payload = (int)k + 100;	/* published by the wake (O3) */
+		if (k == 1)
+			swait_wake_all(&h[k]);
+		else
+			swait_wake_one(&h[k]);
+		assert_true(uu_poll(uu_load(&sl.returned)));
+		assert_int_equal(pthread_join(t, NULL), 0);
+		uu_watchdog_done();
+		assert_int_equal(sl.result, 0);
+		assert_int_equal(sl.which, k);
+		assert_int_equal(sl.payload_seen, (int)k + 100);
+		all_destroyable();
+	}
+}
+
+/* Cancelled in the wait: every node leaves its head (I4 for groups). */
+static void test_cancel_dequeues(void **state)
+{
+	pthread_t t;
+	void *ret;
+
+	(void)state;
+	reset();
+	memset(&sl, 0, sizeof(sl));
+	uu_watchdog("cancel a wait_any sleeper");
+	assert_int_equal(pthread_create(&t, NULL, any_sleeper, NULL), 0);
+	assert_true(uu_poll(uu_load(&sl.prepared)));
+	assert_true(uu_wait_asleep((pid_t)uu_load(&sl.tid), &h[0]));
+	assert_int_equal(pthread_cancel(t), 0);
+	assert_int_equal(pthread_join(t, &ret), 0);
+	uu_watchdog_done();
+	assert_ptr_equal(ret, PTHREAD_CANCELED);
+	all_destroyable();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bad_arguments),
+		cmocka_unit_test(test_timeout_dequeues_all),
+		cmocka_unit_test(test_wake_before_wait),
+		cmocka_unit_test(test_lowest_index_wins),
+		cmocka_unit_test(test_unneeded_wake_one_passed_on),
+		cmocka_unit_test(test_wake_after_timeout_passed_on),
+		cmocka_unit_test(test_consumed_and_wake_all_not_passed_on),
+		cmocka_unit_test(test_reprepare_consumes_and_keeps_places),
+		cmocka_unit_test(test_pi_heads_and_one_head),
+		cmocka_unit_test(test_sleeper_woken_by_any_head),
+		cmocka_unit_test(test_cancel_dequeues),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
