@@ -165,8 +165,16 @@ static void swait_pi_lock_slow(uint32_t *word)
 			    0, NULL, NULL, 0) != 0)
 			err = errno;
 		errno = saved;
-		if (err == 0)
+		if (err == 0) {
+			/*
+			 * No-op for the CPU (the kernel's lock is a full
+			 * barrier), but ThreadSanitizer does not see the
+			 * kernel hand the lock over: this acquire pairs with
+			 * the release before FUTEX_UNLOCK_PI, which it sees.
+			 */
+			(void)__atomic_load_n(word, __ATOMIC_ACQUIRE);
 			return;
+		}
 		if (err == EINTR || err == EAGAIN)
 			continue;	/* owner exiting, or a signal: retry */
 		/*
@@ -189,7 +197,12 @@ static inline void swait_pi_unlock(uint32_t *word)
 	if (swait_likely(__atomic_compare_exchange_n(word, &expected, 0, false,
 			__ATOMIC_RELEASE, __ATOMIC_RELAXED)))
 		return;
-	/* FUTEX_WAITERS is set: the kernel hands the lock over. */
+	/*
+	 * FUTEX_WAITERS is set: the kernel hands the lock over.  The release
+	 * RMW changes nothing; it is the half of the hand-over that
+	 * ThreadSanitizer can see (see swait_pi_lock_slow()).
+	 */
+	(void)__atomic_fetch_or(word, 0, __ATOMIC_RELEASE);
 	saved = errno;
 	if (syscall(SYS_futex, word, FUTEX_UNLOCK_PI | FUTEX_PRIVATE_FLAG,
 		    0, NULL, NULL, 0) != 0)
