@@ -11,7 +11,10 @@
  *    once, by the interrupted thread, by a consumer thread, or in the final
  *    drain; none lost, none invented;
  *  - the deferred path was really taken (the library's test counter), so
- *    the run proved something about it.
+ *    the run proved something about it.  Not asserted under Valgrind,
+ *    which delivers signals mostly at system calls, so rarely inside a
+ *    critical section (tests/protocol/sigwake covers the path there); the
+ *    timer is slowed down there too, or its signals swamp the run.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -20,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -81,6 +85,8 @@ static void timer_complete_storm(void **state)
 	sigset_t set;
 	long iters = tu_scale(200000);
 	unsigned long deferred0 = swait_hook_deferred, total;
+	bool valgrind = getenv("SWAIT_UNDER_VALGRIND") != NULL;
+	long period_ns = valgrind ? 100000 : 20000;
 
 	(void)state;
 	TU_SYNC_VAR(stop);
@@ -103,8 +109,8 @@ static void timer_complete_storm(void **state)
 	sev._sigev_un._tid = (pid_t)gettid();
 	assert_int_equal(timer_create(CLOCK_MONOTONIC, &sev, &timer), 0);
 	memset(&its, 0, sizeof(its));
-	its.it_value.tv_nsec = 20000;
-	its.it_interval.tv_nsec = 20000;	/* 50 kHz, as fast as it goes */
+	its.it_value.tv_nsec = period_ns;
+	its.it_interval.tv_nsec = period_ns;	/* 50 kHz natively */
 	assert_int_equal(timer_settime(timer, 0, &its, NULL), 0);
 
 	for (long i = 0; i < iters; i++) {
@@ -149,7 +155,8 @@ static void timer_complete_storm(void **state)
 	assert_true(posted > 0);
 	assert_int_equal(total, posted);
 	/* The run exercised the deferral, not just the ordinary path. */
-	assert_true(swait_hook_deferred - deferred0 > 0);
+	if (!valgrind)
+		assert_true(swait_hook_deferred - deferred0 > 0);
 	assert_int_equal(swait_head_destroy(&comp.wait), 0);
 	assert_int_equal(swait_head_destroy(&side), 0);
 }
