@@ -111,11 +111,14 @@
  *  G1. A grouped node's state is written only under its head's lock, by
  *      prepare_any, finish_any and wakers.  There is no lockless announce
  *      on it: the thread announces on G.  So I1 holds for it unchanged.
- *  G2. Under heads[i]'s lock, bit i of G is set iff node i was dequeued by
- *      a waker and not yet re-queued: the waker sets it (fetch_or, release)
- *      in the critical section of its dequeue; prepare_any clears it in the
- *      critical section that re-queues the node.  So the bit a wait reports
- *      names the very wake finish_any will find on the node.
+ *  G2. Under heads[i]'s lock, while node i is in the group (not IDLE), bit
+ *      i of G is set iff node i was dequeued by a waker and not yet
+ *      re-queued: the waker sets it (fetch_or, release) in the critical
+ *      section of its dequeue; prepare_any clears it in the critical
+ *      section that re-queues the node.  So the bit a wait reports names
+ *      the very wake finish_any will find on the node.  (finish_any idles
+ *      the nodes one by one and clears G after the last, so an IDLE node's
+ *      bit is clear by the next prepare_any.)
  *  G3. O2 on G: the announce is a CAS from "no bit" to SLEEPING; a waker
  *      whose fetch_or finds SLEEPING and no earlier bit issues the one
  *      FUTEX_WAKE.  Both are read-modify-writes on G, totally ordered.

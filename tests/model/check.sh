@@ -1,11 +1,13 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# tests/model/check.sh [--mutant NAME] [--expect-fail[=TEXT]] [--keep DIR]
-#                       [-DNAME=VALUE...]
+# tests/model/check.sh [--model FILE] [--mutant NAME] [--expect-fail[=TEXT]]
+#                       [--keep DIR] [-DNAME=VALUE...]
 #
-# Check the spin model of the wait/wake protocol (swait.pml, next to this
-# script) exhaustively: spin -a, cc pan.c, run pan, read its verdict.
+# Check a spin model of the wait/wake protocol exhaustively: spin -a, cc
+# pan.c, run pan, read its verdict.  The model is swait.pml (the single-head
+# protocol) unless --model names another file next to this script
+# (group.pml: swait_wait_any's groups).
 #
 #   (no option)       the real protocol, default configuration (3 waiters,
 #                     2 wakers, see swait.pml); exit 0 iff pan reports
@@ -22,6 +24,9 @@
 #   --expect-fail=TEXT  and pan's first error line contains TEXT (which
 #                     property caught it, e.g. "departed" for (b)).
 #   --keep DIR        build and run in DIR and keep it (pan, the trail).
+#   --model FILE      the model file (default swait.pml); group.pml's
+#                     mutants: group_no_pass_on, group_keep_bit,
+#                     group_wake_always_no.
 #   -DNAME=VALUE      passed to spin: model parameters (NW, NK, TIMEOUTS,
 #                     SPURIOUS, RETRY, WAKES; see swait.pml).
 #
@@ -29,7 +34,7 @@
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
-model=$here/swait.pml
+model=swait.pml
 mutant=
 expect=pass
 keep=
@@ -43,6 +48,7 @@ usage() {
 
 while [ $# -gt 0 ]; do
 	case $1 in
+	--model) [ $# -ge 2 ] || usage; model=$2; shift 2 ;;
 	--mutant) [ $# -ge 2 ] || usage; mutant=$2; shift 2 ;;
 	--mutant=*) mutant=${1#--mutant=}; shift ;;
 	--expect-fail) expect=fail; shift ;;
@@ -58,7 +64,8 @@ if [ -n "$mutant" ]; then
 	case $mutant in
 	no_barrier|wait_no_compare|store_before_dequeue|finish_keeps_queued|\
 	no_final_recheck|read_after_store|wake_all_holds_lock|\
-	dequeue_keeps_state|no_pass_on) ;;
+	dequeue_keeps_state|no_pass_on|\
+	group_no_pass_on|group_keep_bit|group_wake_always_no) ;;
 	*) echo "check.sh: unknown mutant: $mutant" >&2; exit 2 ;;
 	esac
 	defs="$defs -DMUTANT_$(echo "$mutant" | tr '[:lower:]' '[:upper:]')"
@@ -84,11 +91,16 @@ fi
 MEMLIM=${SWAIT_MODEL_MEMLIM:-6144}
 PANFLAGS="-DSAFETY -DCOLLAPSE -DMEMLIM=$MEMLIM"
 
-echo "model: spin -a$defs swait.pml"
+case $model in
+*/*|'') echo "check.sh: --model takes a file name next to check.sh" >&2
+	exit 2 ;;
+esac
+[ -f "$here/$model" ] || { echo "check.sh: no model $model" >&2; exit 2; }
+echo "model: spin -a$defs $model"
 cd "$dir"
-cp "$model" swait.pml
+cp "$here/$model" "$model"
 # shellcheck disable=SC2086
-spin -a $defs swait.pml >spin.log 2>&1 ||
+spin -a $defs "$model" >spin.log 2>&1 ||
 	{ cat spin.log; echo "check.sh: spin -a failed" >&2; exit 2; }
 # shellcheck disable=SC2086
 cc -O2 -w $PANFLAGS -o pan pan.c >cc.log 2>&1 ||
@@ -115,15 +127,15 @@ grep -e '^pan:[0-9]' -e 'State-vector' -e 'states, stored' \
 	pan.out | sed 's/^/  /'
 echo "  wall time $((end - start)) s, complete search: $complete"
 
-if [ "$errors" -gt 0 ] && [ -f swait.pml.trail ]; then
+if [ "$errors" -gt 0 ] && [ -f "$model.trail" ]; then
 	# The counterexample, short: where every process stands at its end.
 	# shellcheck disable=SC2086
-	spin -t -p $defs swait.pml >trail.txt 2>&1 || true
+	spin -t -p $defs "$model" >trail.txt 2>&1 || true
 	{
 		grep -e 'Error' -e 'trail ends' trail.txt
 		sed -n '/^#processes/,$p' trail.txt | grep -e 'proc .*('
 	} | head -n 12 | sed 's/^/  trail: /' || true
-	echo "  replay: spin -t -p$defs swait.pml (check.sh --keep DIR keeps it)"
+	echo "  replay: spin -t -p$defs $model (check.sh --keep DIR keeps it)"
 fi
 
 case $expect in
