@@ -49,21 +49,38 @@ SWAIT_EXPORT void swait_completion_reinit(struct swait_completion *c)
 	set_done(c, 0);
 }
 
+void swait_complete_n(struct swait_completion *c, swait_defer_t n)
+{
+	while (n > 0) {
+		uint32_t *word = NULL;
+
+		swait_head_lock(&c->wait);
+		if (!swait_active(&c->wait)) {
+			/* Nobody to wake: post the rest at once. */
+			if (c->done != UINT_MAX)
+				set_done(c, n >= UINT_MAX - c->done ? UINT_MAX :
+					 c->done + (unsigned int)n);
+			n = 0;
+		} else {
+			if (c->done != UINT_MAX)	/* as the kernel's */
+				set_done(c, c->done + 1);
+			word = swait_wake_one_locked(&c->wait);
+			n--;
+		}
+		/* With n == 0, the last access to *c (see the top). */
+		swait_head_unlock(&c->wait);
+		if (word)
+			swait_wake_word(word);
+	}
+}
+
 SWAIT_EXPORT void swait_complete(struct swait_completion *c)
 {
-	uint32_t *word;
-
 	/* Called by a handler that interrupted the lock holder: S1. */
 	if (swait_unlikely(swait_held_depth != 0) &&
 	    swait_defer_to_holder(&c->wait, DEFER_COMPLETE))
 		return;
-	swait_head_lock(&c->wait);
-	if (c->done != UINT_MAX)
-		set_done(c, c->done + 1);
-	word = swait_wake_one_locked(&c->wait);
-	swait_head_unlock(&c->wait);
-	if (word)
-		swait_wake_word(word);
+	swait_complete_n(c, 1);
 }
 
 SWAIT_EXPORT void swait_complete_all(struct swait_completion *c)

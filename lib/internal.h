@@ -12,6 +12,7 @@
 #ifndef SWAIT_INTERNAL_H
 #define SWAIT_INTERNAL_H
 
+#include <limits.h>
 #include <stdint.h>
 
 #include "swait.h"
@@ -20,15 +21,27 @@
 
 /*
  * Wakes posted by signal handlers to the thread that holds the head lock
- * (lib/swait.c, SIGNAL HANDLERS): counts of wake_one and complete calls,
- * and flags for the _all calls.
+ * (lib/swait.c, SIGNAL HANDLERS), in one word-sized set: counts of
+ * wake_one and complete calls, and flags for the _all calls.  Word-sized
+ * because atomics on it must be lock-free (a handler uses them).
  */
-#define DEFER_WAKE_ONE		0x00000001u
-#define DEFER_ONE_MASK		0x00003fffu
-#define DEFER_COMPLETE		0x00004000u
-#define DEFER_COMPLETE_MASK	0x0fffc000u
-#define DEFER_WAKE_ALL		0x10000000u
-#define DEFER_COMPLETE_ALL	0x20000000u
+typedef unsigned long swait_defer_t;
+
+#if ULONG_MAX > 0xffffffffUL
+#define DEFER_WAKE_ONE		0x0000000000000001UL
+#define DEFER_ONE_MASK		0x0000000000ffffffUL	/* 24 bits */
+#define DEFER_COMPLETE		0x0000000001000000UL
+#define DEFER_COMPLETE_MASK	0x00ffffffff000000UL	/* 32 bits */
+#define DEFER_WAKE_ALL		0x0100000000000000UL
+#define DEFER_COMPLETE_ALL	0x0200000000000000UL
+#else
+#define DEFER_WAKE_ONE		0x00000001UL
+#define DEFER_ONE_MASK		0x00003fffUL		/* 14 bits */
+#define DEFER_COMPLETE		0x00004000UL
+#define DEFER_COMPLETE_MASK	0x0fffc000UL		/* 14 bits */
+#define DEFER_WAKE_ALL		0x10000000UL
+#define DEFER_COMPLETE_ALL	0x20000000UL
+#endif
 
 /* How many head locks this thread is taking or holding (S1). */
 extern __thread __attribute__((tls_model("initial-exec")))
@@ -40,7 +53,16 @@ extern __thread __attribute__((tls_model("initial-exec")))
  * after its unlock and return true.  Check swait_held_depth != 0 first:
  * that is the whole cost on the usual path.
  */
-bool swait_defer_to_holder(struct swait_head *head, uint32_t what);
+bool swait_defer_to_holder(struct swait_head *head, swait_defer_t what);
+
+/*
+ * Post n events to c and wake up to n of its waiters, one per lock hold,
+ * each event posted in the hold that wakes its waiter (so that a waiter
+ * never consumes an event before the completer is done with the memory).
+ * swait_complete() is n = 1; a holder performing deferred completes
+ * batches them.
+ */
+void swait_complete_n(struct swait_completion *c, swait_defer_t n);
 
 void swait_head_lock(struct swait_head *head);
 void swait_head_unlock(struct swait_head *head);

@@ -163,7 +163,14 @@
  *  S4. A deferred complete is performed by the same call that held the
  *      lock, before it returns; until then the event is not posted, so no
  *      waiter can have consumed it and freed the completion.  The handler
- *      itself never touches the head after its post.
+ *      itself never touches the head after its post.  n deferred completes
+ *      post one event per lock hold that wakes a waiter (swait_complete_n),
+ *      as n calls would, so the last hold is the last access.
+ *  S5. A timer may post faster than the holder performs: the performing
+ *      calls' own unlocks of the head find new posts.  They hand them to
+ *      the loop already running (swait_performing, swait_carry) instead of
+ *      starting another, so the backlog costs time, not stack; the counts
+ *      are word-sized, so they do not overflow.
  *
  * COST
  *
@@ -337,11 +344,18 @@ void (*swait_hook_prepare_locked)(struct swait_head *head);
 
 struct held {
 	struct swait_head *head;	/* NULL once closed (S2) */
-	uint32_t pending;		/* DEFER_* posted by handlers */
+	swait_defer_t pending;		/* DEFER_* posted by handlers */
 };
 
 static SWAIT_TLS struct held swait_held[SWAIT_HELD_MAX];
 SWAIT_TLS unsigned swait_held_depth;
+
+/*
+ * While this thread performs deferred wakes for a head (S5): that head, and
+ * what its own unlocks of that head found posted meanwhile.
+ */
+static SWAIT_TLS struct swait_head *swait_performing;
+static SWAIT_TLS swait_defer_t swait_carry;
 
 #if SWAIT_TEST_HOOKS
 unsigned long swait_hook_deferred;
@@ -373,10 +387,10 @@ static inline void held_push(struct swait_head *h)
 }
 
 /* After the unlock: close, read, pop (S2).  Returns the pending set. */
-static inline uint32_t held_pop(struct swait_head *h)
+static inline swait_defer_t held_pop(struct swait_head *h)
 {
 	unsigned d = swait_held_depth - 1;
-	uint32_t pending;
+	swait_defer_t pending;
 
 	swait_check(swait_held[d].head == h,
 		    "head lock released out of order [head, innermost held]",
@@ -392,43 +406,50 @@ static inline uint32_t held_pop(struct swait_head *h)
 }
 
 /*
+ * Add the set what to the set v: counts add, flags or.  wake_one counts
+ * past their field become a wake_all, a superset (spurious wakeups are
+ * allowed); complete counts are exact, so a field that would overflow
+ * aborts (2^32 completes posted during one lock hold on LP64).
+ */
+static swait_defer_t defer_add(struct swait_head *h, swait_defer_t v,
+			       swait_defer_t what)
+{
+	swait_defer_t ones = (v & DEFER_ONE_MASK) + (what & DEFER_ONE_MASK);
+	swait_defer_t completes = (v & DEFER_COMPLETE_MASK) / DEFER_COMPLETE +
+				  (what & DEFER_COMPLETE_MASK) / DEFER_COMPLETE;
+	swait_defer_t flags = (v | what) & ~(DEFER_ONE_MASK |
+					     DEFER_COMPLETE_MASK);
+
+	if (ones > DEFER_ONE_MASK) {
+		ones = 0;
+		flags |= DEFER_WAKE_ALL;
+	}
+	swait_check(completes <= DEFER_COMPLETE_MASK / DEFER_COMPLETE,
+		    "too many swait_complete() from signal handlers during "
+		    "one lock hold [head, pending]", h, (void *)v, NULL);
+	return flags | ones | completes * DEFER_COMPLETE;
+}
+
+/*
  * S1: if this thread is taking or holding h's lock, post what to that entry
  * and return true: the holder will do it.  A handler's only access to the
  * stack, with a CAS against nested handlers (S3).
  */
-bool swait_defer_to_holder(struct swait_head *h, uint32_t what)
+bool swait_defer_to_holder(struct swait_head *h, swait_defer_t what)
 {
 	unsigned d = __atomic_load_n(&swait_held_depth, __ATOMIC_RELAXED);
 
 	while (d-- > 0) {
 		struct held *e = &swait_held[d];
-		uint32_t p, v;
+		swait_defer_t p;
 
 		if (__atomic_load_n(&e->head, __ATOMIC_RELAXED) != h)
 			continue;
 		p = __atomic_load_n(&e->pending, __ATOMIC_RELAXED);
-		do {
-			v = p;
-			if (what == DEFER_WAKE_ONE) {
-				/* Past the count, waking all is a superset:
-				 * spurious wakeups are allowed. */
-				if ((v & DEFER_ONE_MASK) == DEFER_ONE_MASK)
-					v |= DEFER_WAKE_ALL;
-				else
-					v += DEFER_WAKE_ONE;
-			} else if (what == DEFER_COMPLETE) {
-				swait_check((v & DEFER_COMPLETE_MASK) !=
-					    DEFER_COMPLETE_MASK,
-					    "too many swait_complete() from "
-					    "signal handlers during one lock "
-					    "hold [head, pending]",
-					    h, (void *)(uintptr_t)v, NULL);
-				v += DEFER_COMPLETE;
-			} else {
-				v |= what;
-			}
-		} while (!__atomic_compare_exchange_n(&e->pending, &p, v, false,
-				__ATOMIC_RELAXED, __ATOMIC_RELAXED));
+		while (!__atomic_compare_exchange_n(&e->pending, &p,
+				defer_add(h, p, what), false,
+				__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			;
 #if SWAIT_TEST_HOOKS
 		__atomic_add_fetch(&swait_hook_deferred, 1, __ATOMIC_RELAXED);
 #endif
@@ -437,23 +458,77 @@ bool swait_defer_to_holder(struct swait_head *h, uint32_t what)
 	return false;
 }
 
-/* S2: the holder performs what its handlers posted, as ordinary calls. */
-__attribute__((noinline))
-static void run_deferred(struct swait_head *h, uint32_t p)
+/* A set found by an unlock of the head being performed: for the loop. */
+static void carry_add(struct swait_head *h, swait_defer_t what)
+{
+	swait_defer_t p = __atomic_load_n(&swait_carry, __ATOMIC_RELAXED);
+
+	/* A CAS: a handler's own unlock of h may add to it too. */
+	while (!__atomic_compare_exchange_n(&swait_carry, &p,
+			defer_add(h, p, what), false,
+			__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+/* One set, as the calls it stands for (S4: complete_n's rule). */
+static void perform(struct swait_head *h, swait_defer_t p)
 {
 	/* Only the completion calls post DEFER_COMPLETE*: h is c->wait. */
 	struct swait_completion *c = (struct swait_completion *)(void *)
 		((char *)h - offsetof(struct swait_completion, wait));
-	unsigned n;
+	swait_defer_t n;
 
-	for (n = (p & DEFER_COMPLETE_MASK) / DEFER_COMPLETE; n > 0; n--)
-		swait_complete(c);
+	if (p & DEFER_COMPLETE_MASK)
+		swait_complete_n(c, (p & DEFER_COMPLETE_MASK) / DEFER_COMPLETE);
 	if (p & DEFER_COMPLETE_ALL)
 		swait_complete_all(c);
-	for (n = p & DEFER_ONE_MASK; n > 0; n--)
+	/* More wake_ones than waiters wake nobody more. */
+	for (n = p & DEFER_ONE_MASK; n > 0 && swait_active(h); n--)
 		swait_wake_one(h);
 	if (p & DEFER_WAKE_ALL)
 		swait_wake_all(h);
+}
+
+/*
+ * S2, S5: the holder performs what its handlers posted.  Iteratively: the
+ * calls that perform it lock and unlock h again, and their unlocks may
+ * find new posts (a timer can outpace the holder); those go to
+ * swait_carry and this loop, not to a nested run_deferred(), so the stack
+ * does not grow with the backlog.
+ */
+__attribute__((noinline))
+static void run_deferred(struct swait_head *h, swait_defer_t p)
+{
+	if (__atomic_load_n(&swait_performing, __ATOMIC_RELAXED) != NULL) {
+		/*
+		 * Another head's loop is below us: we are in a handler that
+		 * interrupted it (its own calls touch only its head).  Run
+		 * this set directly; a post during it comes from a handler
+		 * nested in this one, so the recursion is bounded by that.
+		 */
+		perform(h, p);
+		return;
+	}
+	__atomic_store_n(&swait_performing, h, __ATOMIC_RELAXED);
+	signal_fence();
+	for (;;) {
+		perform(h, p);
+		p = __atomic_exchange_n(&swait_carry, 0, __ATOMIC_RELAXED);
+		if (p != 0)
+			continue;
+		/*
+		 * Stop being the performer, then look once more: an unlock
+		 * of h by a handler in between carried its set here.  After
+		 * the store, such an unlock runs its set itself.
+		 */
+		__atomic_store_n(&swait_performing, NULL, __ATOMIC_RELAXED);
+		signal_fence();
+		p = __atomic_exchange_n(&swait_carry, 0, __ATOMIC_RELAXED);
+		if (p == 0)
+			break;
+		__atomic_store_n(&swait_performing, h, __ATOMIC_RELAXED);
+		signal_fence();
+	}
 }
 
 /* ------------------------------------------------------------- head lock */
@@ -479,7 +554,7 @@ void swait_head_lock(struct swait_head *h)
 
 void swait_head_unlock(struct swait_head *h)
 {
-	uint32_t pending;
+	swait_defer_t pending;
 
 	swait_ann_lock_released(h);
 	if (swait_unlikely(load_relaxed(&h->aux) & SWAIT_HEAD_PI))
@@ -487,7 +562,11 @@ void swait_head_unlock(struct swait_head *h)
 	else
 		swait_unlock(&h->lock);
 	pending = held_pop(h);
-	if (swait_unlikely(pending != 0))
+	if (swait_likely(pending == 0))
+		return;
+	if (__atomic_load_n(&swait_performing, __ATOMIC_RELAXED) == h)
+		carry_add(h, pending);	/* S5: the loop below us runs it */
+	else
 		run_deferred(h, pending);
 }
 
