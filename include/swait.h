@@ -318,9 +318,11 @@ bool swait_has_sleeper(struct swait_head *head) SWAIT_NONNULL(1);
  *	}
  *	swait_finish_any(heads, 2, w);
  *
- * A wake_one that selected a node the thread no longer needs (another
- * head's wake ended the sleep first, or the deadline passed) is passed on
- * to the next waiter of that head by swait_finish_any(), never lost.
+ * Only the wake that swait_wait_any() reports (*which) is consumed.  A
+ * wake_one that selected another node (several heads woke the group, or
+ * one came after the deadline passed) is passed on to the next waiter of
+ * that head by swait_prepare_any() or swait_finish_any(), never lost; so
+ * "take one thing per wake, then leave" is safe.
  * n is 1 to SWAIT_ANY_MAX; the heads must be distinct.  The nodes form one
  * group from swait_prepare_any() to swait_finish_any(): do not pass them
  * to the single-head calls in between.  Heads may be PI heads or not.
@@ -329,9 +331,11 @@ bool swait_has_sleeper(struct swait_head *head) SWAIT_NONNULL(1);
 /*
  * Queue waiters[i] on heads[i] for every i (FIFO, as swait_prepare()), as
  * one group.  Nodes still queued from an earlier swait_prepare_any() keep
- * their places; nodes woken since are queued again, and their wakes count
- * as consumed (the caller re-checks all its conditions next).  Ends with a
- * full memory barrier.  Never blocks.  Debug builds abort on n == 0,
+ * their places; nodes woken since are queued again.  The wake the last
+ * swait_wait_any() reported counts as consumed (the caller re-checks its
+ * conditions next); any other wake_one that selected a node is passed on,
+ * because the caller may take one thing and leave.  Ends with a full
+ * memory barrier.  Never blocks.  Debug builds abort on n == 0,
  * n > SWAIT_ANY_MAX, or a node that belongs to another wait.
  */
 void swait_prepare_any(struct swait_head *const heads[], unsigned n,

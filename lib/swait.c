@@ -126,10 +126,11 @@
  *      group, inside heads[i]'s critical section.  finish_any takes every
  *      head's lock before it returns, so after it no waker is left inside
  *      a critical section that could touch any node or G.
- *  G5. I6 for groups: finish_any passes on every WOKEN_ONE node except the
- *      one whose wake swait_wait_any() returned; prepare_any consumes the
- *      wakes of the nodes it re-queues (the caller re-checks all its
- *      conditions next).
+ *  G5. I6 for groups: only the wake that swait_wait_any() reported is
+ *      consumed.  finish_any and prepare_any pass on every other WOKEN_ONE
+ *      node: the caller re-checks all its conditions, but may take one
+ *      thing and leave, and a second wake may stand for a second thing
+ *      (a single waiter never holds two wakes, a group may).
  *
  * SIGNAL HANDLERS
  *
@@ -932,6 +933,7 @@ SWAIT_EXPORT void swait_prepare_any(struct swait_head *const heads[],
 				    unsigned n, struct swait_waiter ws[])
 {
 	uint32_t *g = &ws[0].magic;
+	uint32_t pass = 0, consumed;
 
 	swait_check(group_size_ok(n),
 		    "swait_prepare_any: n must be 1..SWAIT_ANY_MAX "
@@ -943,7 +945,8 @@ SWAIT_EXPORT void swait_prepare_any(struct swait_head *const heads[],
 	 * Drop SLEEPING and the consumed index of the last wait; keep the
 	 * woken bits: each is cleared below with its node's re-queue (G2).
 	 */
-	__atomic_fetch_and(g, G_WOKEN_MASK, __ATOMIC_RELAXED);
+	consumed = (__atomic_fetch_and(g, G_WOKEN_MASK, __ATOMIC_RELAXED) &
+		    G_CONSUMED_MASK) >> G_CONSUMED_SHIFT;
 	for (unsigned i = 0; i < n; i++) {
 		struct swait_head *h = heads[i];
 		struct swait_waiter *w = &ws[i];
@@ -962,7 +965,14 @@ SWAIT_EXPORT void swait_prepare_any(struct swait_head *const heads[],
 				    "between calls [node, its head, this head]",
 				    w, w->head, h);
 		} else {
-			/* IDLE, or woken: (re-)queue, consuming the wake. */
+			/*
+			 * IDLE, or woken: (re-)queue.  A wake_one the last
+			 * wait did not report is passed on below (G5): the
+			 * caller may take one thing and leave, and that
+			 * wake may stand for something else.
+			 */
+			if (s == (tag | SWAIT_WOKEN_ONE) && i + 1 != consumed)
+				pass |= 1u << i;
 			swait_ann_sync_word(&w->state, sizeof(w->state));
 			list_add_tail(&h->list, &w->link);
 			w->head = h;
@@ -975,6 +985,10 @@ SWAIT_EXPORT void swait_prepare_any(struct swait_head *const heads[],
 		}
 		swait_head_unlock(h);
 	}
+	/* Behind our re-queued node: to another waiter, if there is one. */
+	for (unsigned i = 0; pass != 0; i++, pass >>= 1)
+		if (pass & 1)
+			swait_wake_one(heads[i]);
 	SWAIT_RACE();
 	/* O1, as at the end of swait_prepare(), for every head at once. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);

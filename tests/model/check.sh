@@ -26,7 +26,7 @@
 #   --keep DIR        build and run in DIR and keep it (pan, the trail).
 #   --model FILE      the model file (default swait.pml); group.pml's
 #                     mutants: group_no_pass_on, group_keep_bit,
-#                     group_wake_always_no.
+#                     group_wake_always_no, group_prepare_consumes.
 #   -DNAME=VALUE      passed to spin: model parameters (NW, NK, TIMEOUTS,
 #                     SPURIOUS, RETRY, WAKES; see swait.pml).
 #
@@ -65,7 +65,8 @@ if [ -n "$mutant" ]; then
 	no_barrier|wait_no_compare|store_before_dequeue|finish_keeps_queued|\
 	no_final_recheck|read_after_store|wake_all_holds_lock|\
 	dequeue_keeps_state|no_pass_on|\
-	group_no_pass_on|group_keep_bit|group_wake_always_no) ;;
+	group_no_pass_on|group_keep_bit|group_wake_always_no|\
+	group_prepare_consumes) ;;
 	*) echo "check.sh: unknown mutant: $mutant" >&2; exit 2 ;;
 	esac
 	defs="$defs -DMUTANT_$(echo "$mutant" | tr '[:lower:]' '[:upper:]')"

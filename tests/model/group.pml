@@ -10,28 +10,29 @@
  *
  * WHAT IS MODELLED
  *
- * Two heads.  Head 0 ("config") has one waiter: node 0 of the group.  Head
- * 1 ("work") has node 1 of the group and a single waiter S.  The group
- * thread G runs the loop of the header's example: prepare_any, check its
- * conditions, wait_any, and again; it leaves (finish_any) once it has taken
- * one work token.  A new config generation is a condition too: G notes it
- * and loops (so wakes on head 0 make G re-prepare while its head-1 node may
- * be selected: the pass-on and consume paths).  S runs swait_event(head 1,
- * take a token).  Waker K1 posts two work tokens, each followed by
- * swait_wake_one(head 1); waker K0 bumps the generation GENS times, each
- * followed by wake_one or wake_all on head 0 (spin tries both).
+ * Two heads, each with a pool of work tokens (pool[h]) posted by its own
+ * waker, each post followed by swait_wake_one (or, with WAKEALL 1, either
+ * wake; spin tries both).  The group thread G waits on both heads with
+ * node h on head h, in the loop of the header's example: prepare_any,
+ * check, wait_any, again; it takes ONE token and leaves (finish_any), the
+ * pattern that makes a group hold more wakes than it uses.  It takes from
+ * the head the last wait reported when that one has a token (the rule the
+ * header states), else from either.  Single waiters S0 on head 0 and S1
+ * on head 1 run swait_event(head, take a token of that head).  Three
+ * takers, POSTS tokens per head (default 1): someone must end up waiting
+ * for nothing, which is fine; waiting while its pool has a token is not.
  *
  * Timeouts: TIMEOUTS (default 1) nondeterministic ETIMEDOUT exits of a
- * blocked FUTEX_WAIT, for G or S.  After one, the waiter finishes, checks
- * its condition a last time, and waits again (a new frame at the same
- * address), so every run must end with both waiters holding a token.
+ * blocked FUTEX_WAIT.  After one, the waiter finishes, checks its
+ * condition a last time, and waits again (a new frame at the same
+ * address).
  *
  * PROPERTIES (pan -DSAFETY)
  *
- *  (a) No lost wakeup: G and S each end with one token; a thread left
- *      blocked in FUTEX_WAIT is an invalid end state.  With two tokens and
- *      two takers, a wake_one that selected G's node 1 after G no longer
- *      needed it, and was not passed on, strands S.
+ *  (a) No lost wakeup: when nothing can move any more (the monitor's
+ *      timeout), no thread blocked in FUTEX_WAIT may have a token it could
+ *      take.  The blocked FUTEX_WAITs are valid end states (end labels);
+ *      the monitor's assertion is what fails.
  *  (b) No access to the group's nodes or group word after finish_any
  *      returned for good, or between a finish_any and the next frame
  *      (departed).
@@ -65,6 +66,9 @@
  *  MUTANT_GROUP_NO_PASS_ON   finish_any passes nothing on (G5)
  *  MUTANT_GROUP_KEEP_BIT     prepare_any re-queues without clearing the bit
  *                            (G2)
+ *  MUTANT_GROUP_PREPARE_CONSUMES  prepare_any consumes every wake of the
+ *                            nodes it re-queues, not only the reported one
+ *                            (G5)
  *  MUTANT_GROUP_WAKE_ALWAYS_NO  the waker never FUTEX_WAKEs the group word
  *                            (G3 broken: a sleeping group is not woken)
  */
@@ -72,8 +76,11 @@
 #ifndef TIMEOUTS
 #define TIMEOUTS 1
 #endif
-#ifndef GENS
-#define GENS 1		/* config generations K0 publishes */
+#ifndef POSTS
+#define POSTS 1		/* tokens per head */
+#endif
+#ifndef WAKEALL
+#define WAKEALL 0	/* 1: each post is followed by either wake */
 #endif
 
 #define NONE		255
@@ -86,27 +93,27 @@
 #define OK		0
 #define ETIMEDOUT	1
 
-/* nodes: 0 = group node on head 0, 1 = group node on head 1, 2 = S */
-#define HEAD_OF(n)	((n) == 0 -> 0 : 1)
+/*
+ * nodes: 0 and 1 = the group's nodes on heads 0 and 1; 2 = S0 (head 0),
+ * 3 = S1 (head 1).  A frame index (departed[]): 0 for the group's array,
+ * the node for a single waiter.
+ */
+#define HEAD_OF(n)	((n) == 0 || (n) == 2 -> 0 : 1)
 #define GROUPED(n)	((n) < 2)
-#define PID_G		0
-#define PID_S		1
+#define FRAME(n)	((n) < 2 -> 0 : (n))
 
 byte lock[2];			/* 0 free, else owner _pid + 1 */
 byte q[6] = NONE;		/* head h's list at q[3h..3h+2], FIFO */
 byte qlen[2];
-bit onlist[3];			/* ghost */
-byte st[3];			/* node states (S's is its futex word) */
+bit onlist[4];			/* ghost */
+byte st[4];			/* node states (S's are their futex words) */
 byte gw;			/* group word: woken bits (bit i: node i) */
 bit gsl;			/* group word: SLEEPING */
 byte gcons;			/* group word: consumed index + 1, or 0 */
-bit gin;			/* G blocked in FUTEX_WAIT on the group word */
-bit sin;			/* S blocked in FUTEX_WAIT on its word */
-bit departed[2];		/* ghost: [0] group frame gone, [1] S's */
-byte tokens;			/* work tokens (head 1's condition) */
-byte gen;			/* config generation (head 0's condition) */
+bit infutex[4];			/* [0]: G on the group word; [2], [3]: S0, S1 */
+bit departed[4];		/* ghost: that frame is gone */
+byte pool[2];			/* work tokens per head */
 byte budget = TIMEOUTS;
-byte ndone;			/* ghost: waiters that hold a token */
 
 hidden byte t1;
 hidden byte t2;
@@ -114,7 +121,7 @@ hidden byte t2;
 #define QS(n)	(GROUPED(n) -> st[n] == QUEUED : \
 		 (st[n] == QUEUED || st[n] == SLEEPING))
 #define WOKEN(n) (st[n] == WOKEN_ONE || st[n] == WOKEN_ALL)
-#define LIVE(n)	assert(!departed[((n) < 2 -> 0 : 1)])
+#define LIVE(n)	assert(!departed[FRAME(n)])
 
 /* I1 for the nodes of head h, and G2 for its group node (c) */
 inline check_head(h)
@@ -122,7 +129,7 @@ inline check_head(h)
 	d_step {
 		t1 = 0;
 		do
-		:: t1 < 3 ->
+		:: t1 < 4 ->
 			if
 			:: HEAD_OF(t1) == h ->
 				assert(onlist[t1] == QS(t1));
@@ -185,7 +192,7 @@ inline list_del(h, n)
 /*
  * The wake of node n, lock held, merged with the release (nothing follows
  * the last access in the C critical section).  wake: whether to
- * FUTEX_WAKE after unlock, and on which word (the group's or S's).
+ * FUTEX_WAKE after unlock.
  */
 inline flip_unlock(h, n, how, wake)
 {
@@ -210,89 +217,110 @@ inline flip_unlock(h, n, how, wake)
 
 inline futex_wake(n)
 {
-	d_step {
-		if
-		:: GROUPED(n) -> gin = 0
-		:: else -> sin = 0
-		fi
-	}
+	d_step { infutex[FRAME(n)] = 0 }
 }
 
-/* swait_wake_one(head h) or, with all, swait_wake_all(head 0) */
+/*
+ * swait_wake_one(head h), or with all swait_wake_all(head h).  A wake_all
+ * walk is modelled one dequeue per lock hold, as I5 has it.
+ */
 inline wake(h, all, w, wk)
 {
 	if
 	:: qlen[h] == 0 -> skip		/* the lockless peek */
 	:: else ->
-		d_step {
-			acquire(h);
+		do
+		:: true ->
+			d_step {
+				acquire(h);
+				if
+				:: qlen[h] == 0 -> release(h); w = NONE
+				:: else -> w = q[3 * h]; list_del(h, w)
+				fi
+			};
 			if
-			:: qlen[h] == 0 -> release(h); w = NONE
-			:: else -> w = q[3 * h]; list_del(h, w)
-			fi
-		};
-		if
-		:: w != NONE ->
+			:: w == NONE -> break
+			:: else
+			fi;
 			if
 			:: all -> flip_unlock(h, w, WOKEN_ALL, wk)
 			:: else -> flip_unlock(h, w, WOKEN_ONE, wk)
 			fi;
-			if :: wk -> futex_wake(w) :: else fi
-			/*
-			 * wake_all's walk would continue; head 0 has one
-			 * waiter, so it ends here (its I5 is swait.pml's).
-			 */
-		:: else
-		fi
+			if :: wk -> futex_wake(w) :: else fi;
+			if :: !all -> break :: else fi
+		od
 	fi;
-	d_step { w = 0; wk = 0 }
+	atomic { w = 0; wk = 0 }
+}
+
+/* prepare_any's step for node i: keep place, or re-queue (G2, G5) */
+inline g_requeue(i)
+{
+	d_step {
+		acquire(i);
+		s = st[i];
+		if
+		:: s == QUEUED -> skip			/* keeps its place */
+		:: else ->
+#ifndef MUTANT_GROUP_PREPARE_CONSUMES
+			if
+			:: s == WOKEN_ONE && gcons != i + 1 ->
+				pass = pass | (1 << i)
+			:: else
+			fi;
+#endif
+			list_add_tail(i, i); st[i] = QUEUED;
+#ifndef MUTANT_GROUP_KEEP_BIT
+			gw = gw & ~(1 << i);		/* G2 */
+#endif
+			skip
+		fi;
+		release(i); s = 0
+	}
+}
+
+/* finish_any's step for node i */
+inline g_leave(i)
+{
+	atomic {
+		acquire(i);
+		if
+		:: st[i] == QUEUED -> list_del(i, i)
+		:: st[i] == WOKEN_ONE && gcons != i + 1 -> pass = pass | (1 << i)
+		:: else
+		fi;
+		st[i] = IDLE;
+		release(i)
+	}
 }
 
 /* ------------------------------------------------------ the group waiter */
 
 active proctype group()
 {
-	byte seen, r, w, s, pass;
-	bit got, wk;
+	byte w, s, pass, last;	/* last: the index the last wait reported + 1 */
+	bit got, wk, timedout;
 
 again:	/* a new frame for the waiters[] array, same address */
-	atomic { departed[0] = 0; r = OK }
+	atomic { departed[0] = 0; timedout = 0 }
 
-prepare: /* swait_prepare_any */
-	atomic { gsl = 0; gcons = 0 };		/* fetch_and(g, WOKEN_MASK) */
-	d_step {
-		acquire(0);
-		s = st[0];
-		if
-		:: s == QUEUED -> skip			/* keeps its place */
-		:: else ->
-			list_add_tail(0, 0); st[0] = QUEUED;
-#ifndef MUTANT_GROUP_KEEP_BIT
-			gw = gw & ~1;			/* G2 */
-#endif
-			skip
-		fi;
-		release(0); s = 0
-	};
-	d_step {
-		acquire(1);
-		s = st[1];
-		if
-		:: s == QUEUED -> skip
-		:: else ->
-			list_add_tail(1, 1); st[1] = QUEUED;
-#ifndef MUTANT_GROUP_KEEP_BIT
-			gw = gw & ~2;
-#endif
-			skip
-		fi;
-		release(1); s = 0
-	};
-	/* the O1 fence (implicit); then the conditions */
+prepare: /* swait_prepare_any: fetch_and(g, WOKEN_MASK) reads gcons */
+	atomic { gsl = 0 };
+	g_requeue(0);
+	g_requeue(1);
+	d_step { gcons = 0 };
+	if :: pass & 1 -> wake(0, 0, w, wk) :: else fi;
+	if :: pass & 2 -> wake(1, 0, w, wk) :: else fi;
+	pass = 0;
+	/* the O1 fence (implicit); then the condition: one token */
 	atomic {
 		if
-		:: tokens > 0 -> tokens--; got = 1; goto finish
-		:: gen != seen -> seen = gen; goto prepare	/* reload, loop */
+		:: last != 0 && pool[last - 1] > 0 ->	/* the reported head */
+			pool[last - 1]--; got = 1; goto finish
+		:: (last == 0 || pool[last - 1] == 0) && pool[0] > 0 ->
+			pool[0]--; got = 1; goto finish
+		:: (last == 0 || pool[last - 1] == 0) && pool[1] > 0 ->
+			pool[1]--; got = 1; goto finish
 		:: else
 		fi
 	};
@@ -307,184 +335,161 @@ prepare: /* swait_prepare_any */
 futexwait:
 	atomic {
 		if
-		:: gsl && gw == 0 -> gin = 1
+		:: gsl && gw == 0 -> infutex[0] = 1
 		:: else -> goto woken
 		fi
 	};
+end_wait:
 	atomic {
 		if
-		:: gin == 0 -> r = OK			/* FUTEX_WAKE */
-		:: gin == 1 && budget > 0 -> budget--; gin = 0; r = ETIMEDOUT
+		:: infutex[0] == 0 -> timedout = 0	/* FUTEX_WAKE */
+		:: infutex[0] == 1 && budget > 0 ->
+			budget--; infutex[0] = 0; timedout = 1
 		fi;
 		if
-		:: gw != 0 -> r = OK; goto woken
-		:: r == OK -> goto futexwait		/* stale wake */
-		:: else -> gsl = 0; goto finish		/* retract; ETIMEDOUT */
+		:: gw != 0 -> timedout = 0; goto woken
+		:: !timedout -> goto futexwait		/* stale wake */
+		:: else -> gsl = 0; last = 0; goto finish	/* retract */
 		fi
 	};
-woken:	/* record the consumed index (lowest bit); the loop prepares again */
+woken:	/* report (and consume) the lowest woken node; prepare again */
 	atomic {
 		if
 		:: gw & 1 -> gcons = 1
 		:: else -> gcons = 2
 		fi;
-		r = OK
+		last = gcons
 	};
 	goto prepare;
 
 finish:	/* swait_finish_any */
-	atomic {
-		acquire(0);
-		if
-		:: st[0] == QUEUED -> list_del(0, 0)
-		:: st[0] == WOKEN_ONE && gcons != 1 -> pass = pass | 1
-		:: else
-		fi;
-		st[0] = IDLE;
-		release(0)
-	};
-	d_step {
-		acquire(1);
-		if
-		:: st[1] == QUEUED -> list_del(1, 1)
-		:: st[1] == WOKEN_ONE && gcons != 2 -> pass = pass | 2
-		:: else
-		fi;
-		st[1] = IDLE;
-		release(1)
-	};
+	g_leave(0);
+	g_leave(1);
 	d_step { gw = 0; gsl = 0; gcons = 0 };	/* G4: nobody reaches it now */
 #ifndef MUTANT_GROUP_NO_PASS_ON
 	if :: pass & 1 -> wake(0, 0, w, wk) :: else fi;
 	if :: pass & 2 -> wake(1, 0, w, wk) :: else fi;
 #endif
 	pass = 0;
-	if
-	:: !got ->
-		atomic {			/* the last check, then again */
-			if
-			:: tokens > 0 -> tokens--; got = 1
-			:: else
-			fi
-		}
-	:: else
-	fi;
-	d_step {
+	atomic {
+		if
+		:: !got && pool[0] > 0 -> pool[0]--; got = 1	/* last check */
+		:: !got && pool[1] > 0 -> pool[1]--; got = 1
+		:: else
+		fi;
 		assert(!onlist[0] && !onlist[1]);	/* I4 */
-		departed[0] = 1
-	};
-	if
-	:: !got -> goto again
-	:: else
-	fi;
-	d_step { ndone++; got = 0 }
+		departed[0] = 1;
+		if :: !got -> last = 0; goto again :: else fi
+	}
 }
 
-/* ---------------------------------------------- a single waiter on head 1 */
+/* ------------------------------------- single waiters S0 (head 0), S1 (1) */
 
-active proctype single()
+active [2] proctype single()
 {
-	byte s, r, w, old;
-	bit got, wk;
+	byte n = _pid + 1, h = _pid - 1;	/* _pid 1, 2: nodes 2, 3 */
+	byte s, w;
+	bit got, wk, timedout;
 
 again:
 	atomic {
 		if
-		:: tokens > 0 -> tokens--; got = 1; goto out
-		:: else -> departed[1] = 0; st[2] = IDLE
+		:: pool[h] > 0 -> pool[h]--; got = 1; goto out
+		:: else -> departed[n] = 0; st[n] = IDLE
 		fi
 	};
 prepare:
-	atomic { acquire(1); list_add_tail(1, 2); st[2] = QUEUED; release(1) };
+	atomic { acquire(h); list_add_tail(h, n); st[n] = QUEUED; release(h) };
 	atomic {
 		if
-		:: tokens > 0 -> tokens--; got = 1; r = OK; goto finish
+		:: pool[h] > 0 -> pool[h]--; got = 1; goto finish
 		:: else
 		fi
 	};
 	atomic {
 		if
-		:: st[2] == QUEUED -> st[2] = SLEEPING
-		:: else -> st[2] = IDLE; goto rewoken
+		:: st[n] == QUEUED -> st[n] = SLEEPING
+		:: else -> st[n] = IDLE; goto rewoken
 		fi
 	};
 futexwait:
 	atomic {
 		if
-		:: st[2] == SLEEPING -> sin = 1
-		:: else -> st[2] = IDLE; goto rewoken
+		:: st[n] == SLEEPING -> infutex[n] = 1
+		:: else -> st[n] = IDLE; goto rewoken
 		fi
 	};
+end_wait:
 	atomic {
 		if
-		:: sin == 0 -> r = OK
-		:: sin == 1 && budget > 0 -> budget--; sin = 0; r = ETIMEDOUT
+		:: infutex[n] == 0 -> timedout = 0
+		:: infutex[n] == 1 && budget > 0 ->
+			budget--; infutex[n] = 0; timedout = 1
 		fi;
 		if
-		:: st[2] != SLEEPING -> r = OK; st[2] = IDLE; goto rewoken
-		:: r == OK -> goto futexwait
-		:: else -> st[2] = QUEUED; goto finish	/* retract */
+		:: st[n] != SLEEPING -> st[n] = IDLE; goto rewoken
+		:: !timedout -> goto futexwait
+		:: else -> st[n] = QUEUED; goto finish	/* retract */
 		fi
 	};
 rewoken:
 	atomic {
 		if
-		:: tokens > 0 -> tokens--; got = 1; r = OK; goto finish
+		:: pool[h] > 0 -> pool[h]--; got = 1; goto finish
 		:: else -> goto prepare
 		fi
 	};
 finish:	/* swait_finish */
 	atomic {
-		acquire(1);
-		s = st[2];
+		acquire(h);
+		s = st[n];
 		if
-		:: s == QUEUED || s == SLEEPING -> list_del(1, 2); s = IDLE
+		:: s == QUEUED || s == SLEEPING -> list_del(h, n); s = IDLE
 		:: else
 		fi;
-		st[2] = IDLE;
-		release(1)
+		st[n] = IDLE;
+		release(h)
 	};
-	if :: s == WOKEN_ONE -> wake(1, 0, w, wk) :: else fi;
+	if :: s == WOKEN_ONE -> wake(h, 0, w, wk) :: else fi;	/* I6 */
 	s = 0;
 	atomic {
 		if
-		:: !got && tokens > 0 -> tokens--; got = 1
+		:: !got && pool[h] > 0 -> pool[h]--; got = 1
 		:: else
 		fi;
-		assert(!onlist[2]);
-		departed[1] = 1;
+		assert(!onlist[n]);
+		departed[n] = 1;
 		if :: !got -> goto again :: else fi
 	};
 out:
-	atomic { ndone++; got = 0 }
+	skip
 }
 
 /* ------------------------------------------------------------- the wakers */
 
-active proctype work_waker()
+active [2] proctype waker()
 {
-	byte w, n = 2;
-	bit wk;
-
-	do
-	:: n > 0 -> d_step { tokens++; n-- }; wake(1, 0, w, wk)
-	:: else -> break
-	od
-}
-
-active proctype config_waker()
-{
-	byte w, n = GENS;
+	byte h = _pid - 3;		/* _pid 3, 4: heads 0, 1 */
+	byte w, n = POSTS;
 	bit wk, all;
 
 	do
 	:: n > 0 ->
-		d_step { gen++; n-- };
-		if			/* spin tries both */
+		d_step { pool[h]++; n-- };
+		if
 		:: all = 0
-		:: all = 1
+		:: WAKEALL -> all = 1
 		fi;
-		wake(0, all, w, wk)
+		wake(h, all, w, wk)
 	:: else -> break
 	od
+}
+
+/* (a): when nothing can move, nobody sleeps next to a token it could take */
+active proctype monitor()
+{
+	timeout ->
+	assert(!infutex[0] || (pool[0] == 0 && pool[1] == 0));
+	assert(!infutex[2] || pool[0] == 0);
+	assert(!infutex[3] || pool[1] == 0)
 }

@@ -221,6 +221,34 @@ static void test_reprepare_consumes_and_keeps_places(void **state)
 	all_destroyable();
 }
 
+/*
+ * Two heads' wakes selected the group; the wait reports one.  The other
+ * may stand for a second piece of work: a caller that takes one and leaves
+ * must not strand it, so the next prepare passes it on (G5).
+ */
+static void test_reprepare_passes_on_unreported(void **state)
+{
+	struct swait_waiter single = SWAIT_WAITER_INITIALIZER;
+	unsigned which;
+
+	(void)state;
+	reset();
+	swait_prepare_any(heads, NH, w);
+	swait_prepare(&h[2], &single);		/* behind node 2 */
+	swait_wake_one(&h[0]);
+	swait_wake_one(&h[2]);			/* selects node 2 */
+	assert_int_equal(poll_any(&which), 0);
+	assert_int_equal(which, 0);
+	assert_int_equal(poll_single(&h[2], &single), ETIMEDOUT);
+	swait_prepare_any(heads, NH, w);	/* node 2 re-queued behind */
+	assert_int_equal(poll_single(&h[2], &single), 0);
+	swait_finish(&h[2], &single);
+	/* The passed-on wake did not come back to the group. */
+	assert_int_equal(poll_any(&which), ETIMEDOUT);
+	swait_finish_any(heads, NH, w);
+	all_destroyable();
+}
+
 /* PI and ordinary heads mix; n == 1 works. */
 static void test_pi_heads_and_one_head(void **state)
 {
@@ -337,6 +365,7 @@ int main(void)
 		cmocka_unit_test(test_wake_after_timeout_passed_on),
 		cmocka_unit_test(test_consumed_and_wake_all_not_passed_on),
 		cmocka_unit_test(test_reprepare_consumes_and_keeps_places),
+		cmocka_unit_test(test_reprepare_passes_on_unreported),
 		cmocka_unit_test(test_pi_heads_and_one_head),
 		cmocka_unit_test(test_sleeper_woken_by_any_head),
 		cmocka_unit_test(test_cancel_dequeues),
