@@ -321,8 +321,11 @@ bool swait_has_sleeper(struct swait_head *head) SWAIT_NONNULL(1);
  * Only the wake that swait_wait_any() reports (*which) is consumed.  A
  * wake_one that selected another node (several heads woke the group, or
  * one came after the deadline passed) is passed on to the next waiter of
- * that head by swait_prepare_any() or swait_finish_any(), never lost; so
- * "take one thing per wake, then leave" is safe.
+ * that head by swait_prepare_any() or swait_finish_any(), never lost.  The
+ * one rule for the caller: the reported wake stands for heads[*which]'s
+ * work, so a caller that takes one thing and leaves takes it from
+ * heads[*which] when that head has any (tests/model/group.pml checks the
+ * protocol under this rule).
  * n is 1 to SWAIT_ANY_MAX; the heads must be distinct.  The nodes form one
  * group from swait_prepare_any() to swait_finish_any(): do not pass them
  * to the single-head calls in between.  Heads may be PI heads or not.
