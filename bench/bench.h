@@ -19,6 +19,8 @@
  *                as a table, CSV or JSON.  plot.c draws them with gnuplot.
  *  - util.c      clocks, placement, thread start, per-thread counters
  *                (context switches, futex calls), the run header.
+ *  - load.c      the competing load of --load: busy SCHED_OTHER threads,
+ *                one per CPU, that the measured threads must preempt.
  */
 #ifndef SWAIT_BENCH_H
 #define SWAIT_BENCH_H
@@ -34,6 +36,8 @@
 
 enum placement { PLACE_SAME, PLACE_SPLIT, PLACE_FREE };
 enum format { FMT_TABLE, FMT_CSV, FMT_JSON };
+/* --load: latency without it, under it, or both in every repetition. */
+enum load_mode { LOAD_NONE, LOAD_CPU, LOAD_BOTH };
 
 struct opts {
 	unsigned scenarios;		/* bit i: scenario i of the table */
@@ -44,6 +48,7 @@ struct opts {
 	double duration;		/* seconds per trial, 0: iterations */
 	int threads;			/* 0: the scenario's default */
 	bool rt;
+	enum load_mode load;
 	bool quick;
 	bool count_futex;
 	bool progress;			/* stderr is a terminal */
@@ -162,6 +167,17 @@ extern struct sysinfo_hdr hdr;
 void header_begin(void);
 void header_end(void);
 
+/* ------------------------------------------------------------------ load */
+
+/* Start one busy thread per CPU; returns once every one of them runs. */
+void load_start(void);
+void load_stop(void);
+/* "cpu" between load_start and load_stop, "none" otherwise. */
+const char *load_current(void);
+/* How many threads load_start starts. */
+int load_threads_count(void);
+const char *load_mode_name(enum load_mode m);
+
 /* --------------------------------------------------------------- results */
 
 struct trial {
@@ -171,6 +187,7 @@ struct trial {
 	char series[32];	/* a scenario parameter, e.g. "n=64" */
 	const char *mech;
 	const char *regime;	/* "same", "split", "migrated" */
+	const char *load;	/* "none", "cpu"; NULL: load_current() */
 	int rep;
 	double *v;		/* samples, owned by results.c once added */
 	size_t n;
@@ -194,6 +211,7 @@ void counts_set(const char *scenario, const char *series, const char *mech,
 struct row {
 	const char *scenario, *metric, *unit, *mech, *regime;
 	const char *series;
+	const char *load;	/* the competing load: "none" or "cpu" */
 	int reps;
 	size_t samples;
 	double median, p90, p99, p999, p9999, max, mean;

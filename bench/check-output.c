@@ -5,6 +5,8 @@
  *
  *	check-output BENCH csv|json [ARGS...]	run BENCH ARGS --format FMT,
  *						parse stdout, check the schema
+ *						(CHECK_LOAD=both: latency rows
+ *						without and with the load)
  *	check-output BENCH badarg ARG...	BENCH ARG... must exit 2 with
  *						one stderr line naming the
  *						last ARG (or its value)
@@ -31,6 +33,7 @@ static const char *const columns[] = {
 	"p99_99", "max", "mean", "ref1", "ratio1_median", "ratio1_min",
 	"ratio1_max", "ref2", "ratio2_median", "ratio2_min", "ratio2_max",
 	"noisy", "csw_per_op", "futex_wake_per_op", "futex_wait_per_op",
+	"load",
 };
 #define NCOLS (sizeof(columns) / sizeof(columns[0]))
 
@@ -44,6 +47,8 @@ static enum kind kind_of(size_t c)
 		return K_STR_NULL;
 	if (!strcmp(n, "noisy"))
 		return K_BOOL;
+	if (!strcmp(n, "load"))
+		return K_STR;
 	return c < 7 ? K_STR : K_NUM;
 }
 
@@ -131,12 +136,36 @@ static bool known_scenario(const char *s)
 	return false;
 }
 
+/* Column index of the load column (appended after schema 1's first 28). */
+#define COL_LOAD (NCOLS - 1)
+
+/* Load conditions seen on latency rows: bit 0 none, bit 1 cpu. */
+static unsigned load_seen;
+
+/*
+ * Only latency runs under load (bench/README.md); every other row must say
+ * "none", and a load value is one of the two conditions.
+ */
+static void check_load(const char *where, size_t row, const char *scenario,
+		       const char *load)
+{
+	bool cpu = !strcmp(load, "cpu");
+
+	if (!cpu && strcmp(load, "none"))
+		fail("%s %zu: load '%s' is not none or cpu", where, row,
+		     load);
+	else if (cpu && strcmp(scenario, "latency"))
+		fail("%s %zu: %s under load", where, row, scenario);
+	else if (!strcmp(scenario, "latency"))
+		load_seen |= cpu ? 2u : 1u;
+}
+
 /* ------------------------------------------------------------------- CSV */
 
 static void check_csv(char *text, unsigned *seen)
 {
 	char *line, *save = NULL;
-	bool header = false;
+	bool header = false, load_line = false;
 	int rows = 0, lineno = 0;
 
 	for (line = strtok_r(text, "\n", &save); line;
@@ -150,6 +179,13 @@ static void check_csv(char *text, unsigned *seen)
 		if (line[0] == '#') {
 			if (header)
 				fail("csv: comment after the column line");
+			if (!strncmp(line, "# load: ", 8)) {
+				load_line = true;
+				if (strcmp(line + 8, "none") &&
+				    strcmp(line + 8, "cpu") &&
+				    strcmp(line + 8, "both"))
+					fail("csv: header '%s'", line);
+			}
 			continue;
 		}
 		while (n <= NCOLS) {
@@ -199,6 +235,7 @@ static void check_csv(char *text, unsigned *seen)
 		if (!known_scenario(f[0]))
 			fail("csv: line %d: unknown scenario '%s'", lineno,
 			     f[0]);
+		check_load("csv: line", (size_t)lineno, f[0], f[COL_LOAD]);
 		for (size_t i = 0; i < 6; i++)
 			if (!strcmp(f[0], scenarios[i]))
 				*seen |= 1u << i;
@@ -206,6 +243,8 @@ static void check_csv(char *text, unsigned *seen)
 		    !(atof(f[9]) <= atof(f[11]) && atof(f[11]) <= atof(f[14])))
 			fail("csv: line %d: median <= p99 <= max fails", lineno);
 	}
+	if (!load_line)
+		fail("csv: no '# load: ' header line");
 	if (!header)
 		fail("csv: no column line");
 	if (rows == 0)
@@ -346,11 +385,11 @@ static const struct jv *get(const struct jv *o, const char *key)
 static void check_json(const char *text, unsigned *seen)
 {
 	static const char *const hdr_str[] = {
-		"kernel", "cpu_model", "glibc", "policy", "placement",
+		"kernel", "cpu_model", "glibc", "policy", "placement", "load",
 		"load_before", "load_after", "started", "futex_counts",
 	};
 	struct jv root;
-	const struct jv *h, *res, *x;
+	const struct jv *h, *res, *x, *l;
 
 	jp = text;
 	if (!parse_value(&root)) {
@@ -442,6 +481,10 @@ static void check_json(const char *text, unsigned *seen)
 		x = get(r, "samples");
 		if (x && (x->t != J_NUM || x->num < 1))
 			fail("json: results[%zu].samples < 1", i);
+		x = get(r, "scenario");
+		l = get(r, "load");
+		if (x && x->t == J_STR && l && l->t == J_STR)
+			check_load("json: results", i, x->str, l->str);
 	}
 }
 
@@ -491,6 +534,10 @@ int main(int argc, char **argv)
 		fail("unknown check '%s'", argv[2]);
 	if (getenv("CHECK_ALL_SCENARIOS") && seen != 0x3f)
 		fail("not every scenario has results (seen mask %#x)", seen);
+	if (getenv("CHECK_LOAD") && !strcmp(getenv("CHECK_LOAD"), "both") &&
+	    load_seen != 3)
+		fail("--load both: latency rows lack a load condition (seen "
+		     "mask %#x)", load_seen);
 	if (failures)
 		fprintf(stderr, "check-output: %d failure(s)\n", failures);
 	return failures ? 1 : 0;

@@ -8,6 +8,13 @@
  * channel.  A sample is the difference of the two stamps: everything from
  * the wake call to the woken thread running again.  With --rt both threads
  * are SCHED_FIFO and memory is locked.
+ *
+ * With --load, a repetition runs every mechanism beside the competing load
+ * of load.c (cpu), or twice, without and with it (both; which phase comes
+ * first alternates between repetitions, so that neither always runs on a
+ * fresher machine).  The load runs for a whole phase rather than per
+ * trial, so that every trial of a phase meets the same, already-running
+ * competition.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -72,6 +79,35 @@ static void *lat_woken(void *arg)
 	return NULL;
 }
 
+/* Every mechanism once, in rotated order, with or without the load. */
+static void latency_phase(struct lat *p, const struct mech *const *sel,
+			  size_t nsel, int rep, bool loaded)
+{
+	if (loaded)
+		load_start();
+	for (size_t k = 0; k < nsel; k++) {
+		const struct mech *m = sel[(k + (size_t)rep) % nsel];
+		pthread_t a, b;
+
+		progress("latency: rep %d/%d %s%s", rep + 1, opt.reps,
+			 m->name, loaded ? ", load cpu" : "");
+		p->m = m;
+		p->v = alloc_samples((size_t)p->n);
+		p->go = chan_new(m);
+		p->ack = chan_new(m);
+		b = spawn(lat_woken, p, place_cpu(false));
+		a = spawn(lat_waker, p, place_cpu(true));
+		pthread_join(a, NULL);
+		pthread_join(b, NULL);
+		chan_free(m, p->go);
+		chan_free(m, p->ack);
+		trial_add_pair("latency", "one_way", m, rep, p->v,
+			       (size_t)p->n, &p->tw, &p->tr);
+	}
+	if (loaded)
+		load_stop();
+}
+
 void run_latency(void)
 {
 	const struct mech *sel[32];
@@ -88,25 +124,11 @@ void run_latency(void)
 		p.n = (long)fmax(1.0, (double)trial_duration_ns() /
 				 (2.0 * INTERVAL_NS));
 	p.warm = p.n / 10 < 100 ? p.n / 10 : 100;
-	for (int rep = 0; rep < opt.reps; rep++) {
-		for (size_t k = 0; k < nsel; k++) {
-			const struct mech *m = sel[(k + (size_t)rep) % nsel];
-			pthread_t a, b;
-
-			progress("latency: rep %d/%d %s", rep + 1, opt.reps,
-				 m->name);
-			p.m = m;
-			p.v = alloc_samples((size_t)p.n);
-			p.go = chan_new(m);
-			p.ack = chan_new(m);
-			b = spawn(lat_woken, &p, place_cpu(false));
-			a = spawn(lat_waker, &p, place_cpu(true));
-			pthread_join(a, NULL);
-			pthread_join(b, NULL);
-			chan_free(m, p.go);
-			chan_free(m, p.ack);
-			trial_add_pair("latency", "one_way", m, rep, p.v,
-				       (size_t)p.n, &p.tw, &p.tr);
-		}
-	}
+	for (int rep = 0; rep < opt.reps; rep++)
+		for (int phase = 0; phase < (opt.load == LOAD_BOTH ? 2 : 1);
+		     phase++)
+			latency_phase(&p, sel, nsel, rep,
+				      opt.load == LOAD_CPU ||
+				      (opt.load == LOAD_BOTH &&
+				       (phase + rep) % 2 == 1));
 }

@@ -56,6 +56,7 @@ static bool same_panel(const struct row *a, const struct row *b)
 	return strcmp(a->scenario, b->scenario) == 0 &&
 	       strcmp(a->metric, b->metric) == 0 &&
 	       strcmp(a->regime, b->regime) == 0 &&
+	       strcmp(a->load, b->load) == 0 &&
 	       strcmp(a->series, b->series) == 0;
 }
 
@@ -139,12 +140,15 @@ int plot_write(const char *png)
 		while (is_cdf(&r[i]) && j < n && same_panel(&r[i], &r[j]))
 			j++;
 		if (is_cdf(&r[i])) {
-			fprintf(g, "set title \"%s %s, placement %s (CDF)\"\n"
+			fprintf(g, "set title \"%s %s, placement %s%s (CDF)\"\n"
 				"set logscale x\nset xlabel 'microseconds'\n"
 				"set ylabel 'fraction of samples'\n"
 				"set yrange [0:1]\nset style data lines\n"
 				"unset xtics\nset xtics\nplot ",
-				r[i].scenario, r[i].metric, r[i].regime);
+				r[i].scenario, r[i].metric, r[i].regime,
+				opt.load == LOAD_NONE ? "" :
+				strcmp(r[i].load, "none") ? ", load cpu" :
+				", no load");
 			for (size_t k = i; k < j; k++) {
 				snprintf(file, sizeof(file), "%s/%zu.dat", dir,
 					 nfiles++);

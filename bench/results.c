@@ -8,7 +8,7 @@
  * the repetitions.  A ratio is computed per repetition (the mechanism's
  * median over the reference's median in that same repetition, which ran
  * interleaved with it) and reported as the median of those ratios with
- * their min and max; regimes are never mixed.
+ * their min and max; regimes and load conditions are never mixed.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -43,7 +43,14 @@ void trial_add(const struct trial *t)
 		if (!trials)
 			die("out of memory");
 	}
-	trials[ntrials++] = *t;
+	trials[ntrials] = *t;
+	/*
+	 * A trial is added before the load around it stops, so the label
+	 * says what really ran beside it, whichever scenario forgot to ask.
+	 */
+	if (!trials[ntrials].load)
+		trials[ntrials].load = load_current();
+	ntrials++;
 }
 
 void trial_add_pair(const char *scenario, const char *metric,
@@ -124,7 +131,8 @@ static bool same_block(const struct row *a, const struct trial *t)
 	return strcmp(a->scenario, t->scenario) == 0 &&
 	       strcmp(a->metric, t->metric) == 0 &&
 	       strcmp(a->series, t->series) == 0 &&
-	       strcmp(a->regime, t->regime) == 0;
+	       strcmp(a->regime, t->regime) == 0 &&
+	       strcmp(a->load, t->load) == 0;
 }
 
 static bool row_block_eq(const struct row *a, const struct row *b)
@@ -132,7 +140,8 @@ static bool row_block_eq(const struct row *a, const struct row *b)
 	return strcmp(a->scenario, b->scenario) == 0 &&
 	       strcmp(a->metric, b->metric) == 0 &&
 	       strcmp(a->series, b->series) == 0 &&
-	       strcmp(a->regime, b->regime) == 0;
+	       strcmp(a->regime, b->regime) == 0 &&
+	       strcmp(a->load, b->load) == 0;
 }
 
 #define MAX_REPS 1000
@@ -203,6 +212,7 @@ size_t results_rows(struct row **out)
 			x->r.series = t->series;
 			x->r.mech = t->mech;
 			x->r.regime = t->regime;
+			x->r.load = t->load;
 			for (int k = 0; k < MAX_REPS; k++)
 				x->rep_med[k] = NAN;
 		}
@@ -386,7 +396,16 @@ static void put_count(FILE *f, double v)
 }
 
 static void print_histograms(FILE *f, const struct row *r, size_t n);
+static void print_load_compare(FILE *f, const struct row *r, size_t n);
 static void print_goals(FILE *f, const struct row *r, size_t n);
+
+/* ", no load" or ", load cpu" after the regime, when --load was given. */
+static const char *load_label(const struct row *r)
+{
+	if (opt.load == LOAD_NONE)
+		return "";
+	return strcmp(r->load, "none") ? ", load cpu" : ", no load";
+}
 
 static void print_table(FILE *f, struct row *r, size_t n)
 {
@@ -404,6 +423,13 @@ static void print_table(FILE *f, struct row *r, size_t n)
 	else
 		fprintf(f, "placement split (waker side on CPU %d, the other "
 			"side on CPU %d)\n", opt.cpu_a, opt.cpu_b);
+	if (opt.load != LOAD_NONE)
+		fprintf(f, "load      %s: latency %s %d busy SCHED_OTHER "
+			"threads, one pinned to each CPU%s; other scenarios "
+			"without\n", load_mode_name(opt.load),
+			opt.load == LOAD_BOTH ? "without and with" : "with",
+			load_threads_count(), opt.load == LOAD_BOTH ?
+			", in every repetition" : "");
 	fprintf(f, "loadavg   %s before, %s after\nreps      %d, order "
 		"rotated, fresh threads per trial\n", hdr.load_before,
 		hdr.load_after, opt.reps);
@@ -422,7 +448,7 @@ static void print_table(FILE *f, struct row *r, size_t n)
 			metric_title(r[i].metric), s.unit);
 		if (r[i].series[0])
 			fprintf(f, ", %s", r[i].series);
-		fprintf(f, " [%s]\n", r[i].regime);
+		fprintf(f, " [%s%s]\n", r[i].regime, load_label(&r[i]));
 		fprintf(f, "  %-14s %9s %9s %9s %9s %9s", "mechanism", "median",
 			"p99", "p99.9", "p99.99", "max");
 		fprintf(f, "  %-22s  %-22s", "", "");
@@ -467,6 +493,7 @@ static void print_table(FILE *f, struct row *r, size_t n)
 		i = j;
 	}
 	print_histograms(f, r, n);
+	print_load_compare(f, r, n);
 	print_goals(f, r, n);
 }
 
@@ -480,6 +507,7 @@ static const struct row *find_row(const struct row *r, size_t n,
 		if (!strcmp(r[i].scenario, scenario) &&
 		    !strcmp(r[i].metric, metric) &&
 		    !strcmp(r[i].series, series) && !strcmp(r[i].mech, mech) &&
+		    !strcmp(r[i].load, "none") &&
 		    (!strcmp(r[i].regime, "same") ||
 		     !strcmp(r[i].regime, "one thread")))
 			return &r[i];
@@ -593,18 +621,19 @@ static void print_histograms(FILE *f, const struct row *r, size_t n)
 		1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024,
 	};
 	const size_t ne = sizeof(edges) / sizeof(edges[0]);
-	const char *regime = NULL;
+	const struct row *prev = NULL;
 
 	for (size_t i = 0; i < n; i++) {
 		size_t k = 0, cnt[16] = { 0 };
 
 		if (strcmp(r[i].scenario, "latency"))
 			continue;
-		if (!regime || strcmp(regime, r[i].regime)) {
-			regime = r[i].regime;
-			fprintf(f, "\nlatency histogram [%s]: samples per "
-				"bucket, upper bound in us\n  %-14s", regime,
-				"mechanism");
+		if (!prev || strcmp(prev->regime, r[i].regime) ||
+		    strcmp(prev->load, r[i].load)) {
+			prev = &r[i];
+			fprintf(f, "\nlatency histogram [%s%s]: samples per "
+				"bucket, upper bound in us\n  %-14s",
+				r[i].regime, load_label(&r[i]), "mechanism");
 			for (size_t e = 0; e <= ne; e++) {
 				char b[16];
 
@@ -627,6 +656,66 @@ static void print_histograms(FILE *f, const struct row *r, size_t n)
 	}
 }
 
+/*
+ * With --load both: each mechanism without and with the load, side by
+ * side, and how much the load slowed its median, computed per repetition
+ * because the two phases of one repetition ran back to back.
+ */
+static void print_load_compare(FILE *f, const struct row *r, size_t n)
+{
+	const struct row *head = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct row *u = &r[i], *l = NULL;
+		double q[MAX_REPS];
+		size_t nq = 0;
+		char buf[40] = "-";
+
+		if (strcmp(u->load, "none"))
+			continue;
+		for (size_t k = 0; k < n && !l; k++)
+			if (strcmp(r[k].load, "none") &&
+			    !strcmp(r[k].scenario, u->scenario) &&
+			    !strcmp(r[k].metric, u->metric) &&
+			    !strcmp(r[k].series, u->series) &&
+			    !strcmp(r[k].regime, u->regime) &&
+			    !strcmp(r[k].mech, u->mech))
+				l = &r[k];
+		if (!l)
+			continue;
+		if (!head || strcmp(head->scenario, u->scenario) ||
+		    strcmp(head->metric, u->metric) ||
+		    strcmp(head->series, u->series) ||
+		    strcmp(head->regime, u->regime)) {
+			head = u;
+			fprintf(f, "\n%s: %s, us%s%s [%s], no load vs load "
+				"%s\n", u->scenario, metric_title(u->metric),
+				u->series[0] ? ", " : "", u->series,
+				u->regime, l->load);
+			fprintf(f, "  %-14s %9s %9s %9s %9s %9s %9s  %s\n",
+				"mechanism", "median", "median", "p99", "p99",
+				"max", "max", "load / no load, median");
+			fprintf(f, "  %-14s %9s %9s %9s %9s %9s %9s  %s\n",
+				"", "no load", "load", "no load", "load",
+				"no load", "load", "per rep [min..max]");
+		}
+		for (int k = 0; k < MAX_REPS; k++)
+			if (!isnan(u->rep_med[k]) && !isnan(l->rep_med[k]) &&
+			    u->rep_med[k] > 0)
+				q[nq++] = l->rep_med[k] / u->rep_med[k];
+		if (nq) {
+			double med = median_of(q, nq);
+
+			snprintf(buf, sizeof(buf), "%.2f [%.2f..%.2f]", med,
+				 q[0], q[nq - 1]);
+		}
+		fprintf(f, "  %-14s %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f  %s\n",
+			u->mech, u->median / 1e3, l->median / 1e3,
+			u->p99 / 1e3, l->p99 / 1e3, u->max / 1e3,
+			l->max / 1e3, buf);
+	}
+}
+
 /* ------------------------------------------------------------- CSV, JSON */
 
 static const char *const columns[] = {
@@ -635,6 +724,7 @@ static const char *const columns[] = {
 	"p99_99", "max", "mean", "ref1", "ratio1_median", "ratio1_min",
 	"ratio1_max", "ref2", "ratio2_median", "ratio2_min", "ratio2_max",
 	"noisy", "csw_per_op", "futex_wake_per_op", "futex_wait_per_op",
+	"load",
 };
 #define NCOLS (sizeof(columns) / sizeof(columns[0]))
 
@@ -677,6 +767,7 @@ static void row_fields(const struct row *r, char v[NCOLS][64], bool str[NCOLS],
 	N(r->csw);
 	N(r->fwake);
 	N(r->fwait);
+	S(r->load);
 #undef S
 #undef N
 }
@@ -688,10 +779,12 @@ static void print_csv(FILE *f, struct row *r, size_t n)
 
 	fprintf(f, "# swait-bench %s\n# kernel: %s\n# cpu_model: %s\n"
 		"# vcpus: %d\n# glibc: %s\n# policy: %s\n# placement: %s\n"
-		"# load_before: %s\n# load_after: %s\n# started: %s\n",
+		"# load: %s\n# load_before: %s\n# load_after: %s\n"
+		"# started: %s\n",
 		SWAIT_BENCH_VERSION, hdr.kernel, hdr.cpu_model, hdr.vcpus,
 		hdr.glibc, hdr.policy, placement_name(opt.cpus),
-		hdr.load_before, hdr.load_after, hdr.started);
+		load_mode_name(opt.load), hdr.load_before, hdr.load_after,
+		hdr.started);
 	for (size_t c = 0; c < NCOLS; c++)
 		fprintf(f, "%s%s", c ? "," : "", columns[c]);
 	fputc('\n', f);
@@ -735,6 +828,8 @@ static void print_json(FILE *f, struct row *r, size_t n)
 	json_str(f, hdr.policy);
 	fprintf(f, ",\n    \"placement\": ");
 	json_str(f, placement_name(opt.cpus));
+	fprintf(f, ",\n    \"load\": ");
+	json_str(f, load_mode_name(opt.load));
 	fprintf(f, ",\n    \"cpus\": [%d, %d],\n    \"reps\": %d,\n"
 		"    \"load_before\": ", opt.cpu_a, opt.cpu_b, opt.reps);
 	json_str(f, hdr.load_before);

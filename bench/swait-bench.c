@@ -115,6 +115,12 @@ static void usage(FILE *f)
 "  --threads N        broadcast: only N waiters; prodcons: N producers and\n"
 "                     N consumers (default 2)\n"
 "  --rt               SCHED_FIFO threads and mlockall (fails if refused)\n"
+"  --load none|cpu|both\n"
+"                     latency beside a competing load: one busy thread\n"
+"                     per CPU (SCHED_OTHER, dirtying 4 MiB and making\n"
+"                     system calls); none (default), cpu (always), or\n"
+"                     both: every repetition runs each mechanism without\n"
+"                     and with it, side by side\n"
 "  --count-futex      count futex calls of every mechanism with the\n"
 "                     syscalls:sys_enter_futex tracepoint, in a separate\n"
 "                     untimed run (as root, mounts tracefs in a private\n"
@@ -309,6 +315,15 @@ static void parse(int argc, char **argv)
 						    100000000);
 		} else if ((v = value_of(a, "--duration", &i, argc, argv))) {
 			opt.duration = parse_seconds("--duration", v);
+		} else if ((v = value_of(a, "--load", &i, argc, argv))) {
+			if (strcmp(v, "none") == 0)
+				opt.load = LOAD_NONE;
+			else if (strcmp(v, "cpu") == 0)
+				opt.load = LOAD_CPU;
+			else if (strcmp(v, "both") == 0)
+				opt.load = LOAD_BOTH;
+			else
+				bad("--load: '%s' is not none, cpu or both", v);
 		} else if ((v = value_of(a, "--threads", &i, argc, argv))) {
 			opt.threads = (int)parse_long("--threads", v, 1, 1024);
 		} else if ((v = value_of(a, "--format", &i, argc, argv))) {
@@ -350,6 +365,15 @@ static void parse(int argc, char **argv)
 					   (1u << scenario_index("broadcast")))))
 		bad("--plot: '%s' would be empty; only pingpong, latency and "
 		    "broadcast have plots", opt.plot);
+	/*
+	 * Only latency runs under the load: a busy thread beside pingpong or
+	 * prodcons on one CPU measures the scheduler's time slice, not the
+	 * mechanism.  Refuse a load that would change nothing.
+	 */
+	if (opt.load != LOAD_NONE &&
+	    !(opt.scenarios & (1u << scenario_index("latency"))))
+		bad("--load %s: only the latency scenario runs under load, and "
+		    "it is not selected", load_mode_name(opt.load));
 	if (!opt.reps)
 		opt.reps = opt.quick ? 3 : 5;
 }
