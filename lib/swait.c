@@ -173,6 +173,9 @@
  *      starting another, so the backlog costs time, not stack; the counts
  *      are word-sized, so they do not overflow.
  *
+ * tests/model/sig.pml checks S1-S5 exhaustively, nested handlers included;
+ * tests/model/group.pml checks G1-G5.
+ *
  * COST
  *
  *  - wake on an empty head: one fence, one load.

@@ -7,7 +7,8 @@
 # Check a spin model of the wait/wake protocol exhaustively: spin -a, cc
 # pan.c, run pan, read its verdict.  The model is swait.pml (the single-head
 # protocol) unless --model names another file next to this script
-# (group.pml: swait_wait_any's groups).
+# (group.pml: swait_wait_any's groups; sig.pml: wakes from signal
+# handlers).
 #
 #   (no option)       the real protocol, default configuration (3 waiters,
 #                     2 wakers, see swait.pml); exit 0 iff pan reports
@@ -26,7 +27,9 @@
 #   --keep DIR        build and run in DIR and keep it (pan, the trail).
 #   --model FILE      the model file (default swait.pml); group.pml's
 #                     mutants: group_no_pass_on, group_keep_bit,
-#                     group_wake_always_no, group_prepare_consumes.
+#                     group_wake_always_no, group_prepare_consumes;
+#                     sig.pml's: sig_fill_first, sig_pop_first,
+#                     sig_no_recheck.
 #   -DNAME=VALUE      passed to spin: model parameters (NW, NK, TIMEOUTS,
 #                     SPURIOUS, RETRY, WAKES; see swait.pml).
 #
@@ -64,7 +67,7 @@ if [ -n "$mutant" ]; then
 	case $mutant in
 	no_barrier|wait_no_compare|store_before_dequeue|finish_keeps_queued|\
 	no_final_recheck|read_after_store|wake_all_holds_lock|\
-	dequeue_keeps_state|no_pass_on|\
+	dequeue_keeps_state|no_pass_on|sig_fill_first|sig_pop_first|sig_no_recheck|\
 	group_no_pass_on|group_keep_bit|group_wake_always_no|\
 	group_prepare_consumes) ;;
 	*) echo "check.sh: unknown mutant: $mutant" >&2; exit 2 ;;
