@@ -77,7 +77,7 @@ void swait_complete_n(struct swait_completion *c, swait_defer_t n)
 SWAIT_EXPORT void swait_complete(struct swait_completion *c)
 {
 	/* Called by a handler that interrupted the lock holder: S1. */
-	if (swait_unlikely(swait_held_depth != 0) &&
+	if (swait_unlikely(swait_tls.depth != 0) &&
 	    swait_defer_to_holder(&c->wait, DEFER_COMPLETE))
 		return;
 	swait_complete_n(c, 1);
@@ -85,7 +85,7 @@ SWAIT_EXPORT void swait_complete(struct swait_completion *c)
 
 SWAIT_EXPORT void swait_complete_all(struct swait_completion *c)
 {
-	if (swait_unlikely(swait_held_depth != 0) &&
+	if (swait_unlikely(swait_tls.depth != 0) &&
 	    swait_defer_to_holder(&c->wait, DEFER_COMPLETE_ALL))
 		return;		/* S1 */
 	swait_head_lock(&c->wait);

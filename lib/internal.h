@@ -43,14 +43,33 @@ typedef unsigned long swait_defer_t;
 #define DEFER_COMPLETE_ALL	0x20000000UL
 #endif
 
-/* How many head locks this thread is taking or holding (S1). */
+/* Handlers nested deeper than this while heads are held abort. */
+#define SWAIT_HELD_MAX 8
+
+/* A head this thread is taking or holding (lib/swait.c, S1-S2). */
+struct swait_held {
+	struct swait_head *head;	/* NULL once closed */
+	swait_defer_t pending;		/* DEFER_* posted by handlers */
+};
+
+/*
+ * This thread's state for wakes from signal handlers, in one thread-local
+ * object so that every access is one %fs-relative address.
+ */
+struct swait_tls {
+	unsigned depth;			/* entries in held[] */
+	struct swait_head *performing;	/* head run_deferred() works on (S5) */
+	swait_defer_t carry;		/* sets handed to that loop (S5) */
+	struct swait_held held[SWAIT_HELD_MAX];
+};
+
 extern __thread __attribute__((tls_model("initial-exec")))
-	unsigned swait_held_depth;
+	struct swait_tls swait_tls;
 
 /*
  * If this thread is taking or holding head's lock (so the caller is a
  * signal handler that interrupted it), post what for the holder to perform
- * after its unlock and return true.  Check swait_held_depth != 0 first:
+ * after its unlock and return true.  Check swait_tls.depth != 0 first:
  * that is the whole cost on the usual path.
  */
 bool swait_defer_to_holder(struct swait_head *head, swait_defer_t what);

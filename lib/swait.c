@@ -139,7 +139,7 @@
  * of the kernel's swake_up_one() from a hard interrupt.  The hazard is a
  * handler that interrupts a thread while that thread holds (or is taking)
  * the head lock it wants: it would wait for itself.  So every thread keeps
- * a small stack of the heads it is locking (swait_held[], thread-local,
+ * a small stack of the heads it is locking (swait_tls.held[], thread-local,
  * pushed before the lock is attempted, popped after it is released; a stack
  * because a handler may lock another head and be interrupted in turn).  An
  * entry is reserved (the depth) before it is filled, and closed before it is
@@ -169,7 +169,7 @@
  *      as n calls would, so the last hold is the last access.
  *  S5. A timer may post faster than the holder performs: the performing
  *      calls' own unlocks of the head find new posts.  They hand them to
- *      the loop already running (swait_performing, swait_carry) instead of
+ *      the loop already running (swait_tls.performing, swait_tls.carry) instead of
  *      starting another, so the backlog costs time, not stack; the counts
  *      are word-sized, so they do not overflow.
  *
@@ -343,23 +343,8 @@ void (*swait_hook_prepare_locked)(struct swait_head *head);
 
 /* --------------------------------------------------- the held-heads stack */
 
-/* Handlers nested deeper than this while heads are held abort. */
-#define SWAIT_HELD_MAX 8
-
-struct held {
-	struct swait_head *head;	/* NULL once closed (S2) */
-	swait_defer_t pending;		/* DEFER_* posted by handlers */
-};
-
-static SWAIT_TLS struct held swait_held[SWAIT_HELD_MAX];
-SWAIT_TLS unsigned swait_held_depth;
-
-/*
- * While this thread performs deferred wakes for a head (S5): that head, and
- * what its own unlocks of that head found posted meanwhile.
- */
-static SWAIT_TLS struct swait_head *swait_performing;
-static SWAIT_TLS swait_defer_t swait_carry;
+/* This thread's held-heads stack and perform loop (internal.h). */
+SWAIT_TLS struct swait_tls swait_tls;
 
 #if SWAIT_TEST_HOOKS
 unsigned long swait_hook_deferred;
@@ -370,7 +355,7 @@ unsigned long swait_hook_deferred;
 
 static inline void held_push(struct swait_head *h)
 {
-	unsigned d = swait_held_depth;
+	unsigned d = swait_tls.depth;
 
 	swait_check(d < SWAIT_HELD_MAX,
 		    "head locks nested too deep: signal handlers that wake "
@@ -382,29 +367,29 @@ static inline void held_push(struct swait_head *h)
 	 * head (left by the last pop), so it wakes by itself, which is safe
 	 * because this thread does not hold h's lock yet.
 	 */
-	__atomic_store_n(&swait_held_depth, d + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&swait_tls.depth, d + 1, __ATOMIC_RELAXED);
 	signal_fence();
-	__atomic_store_n(&swait_held[d].pending, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&swait_tls.held[d].pending, 0, __ATOMIC_RELAXED);
 	signal_fence();
-	__atomic_store_n(&swait_held[d].head, h, __ATOMIC_RELAXED);
+	__atomic_store_n(&swait_tls.held[d].head, h, __ATOMIC_RELAXED);
 	signal_fence();
 }
 
 /* After the unlock: close, read, pop (S2).  Returns the pending set. */
 static inline swait_defer_t held_pop(struct swait_head *h)
 {
-	unsigned d = swait_held_depth - 1;
+	unsigned d = swait_tls.depth - 1;
 	swait_defer_t pending;
 
-	swait_check(swait_held[d].head == h,
+	swait_check(swait_tls.held[d].head == h,
 		    "head lock released out of order [head, innermost held]",
-		    h, swait_held[d].head, NULL);
+		    h, swait_tls.held[d].head, NULL);
 	signal_fence();
-	__atomic_store_n(&swait_held[d].head, NULL, __ATOMIC_RELAXED);
+	__atomic_store_n(&swait_tls.held[d].head, NULL, __ATOMIC_RELAXED);
 	signal_fence();
-	pending = __atomic_load_n(&swait_held[d].pending, __ATOMIC_RELAXED);
+	pending = __atomic_load_n(&swait_tls.held[d].pending, __ATOMIC_RELAXED);
 	signal_fence();
-	__atomic_store_n(&swait_held_depth, d, __ATOMIC_RELAXED);
+	__atomic_store_n(&swait_tls.depth, d, __ATOMIC_RELAXED);
 	signal_fence();
 	return pending;
 }
@@ -441,10 +426,10 @@ static swait_defer_t defer_add(struct swait_head *h, swait_defer_t v,
  */
 bool swait_defer_to_holder(struct swait_head *h, swait_defer_t what)
 {
-	unsigned d = __atomic_load_n(&swait_held_depth, __ATOMIC_RELAXED);
+	unsigned d = __atomic_load_n(&swait_tls.depth, __ATOMIC_RELAXED);
 
 	while (d-- > 0) {
-		struct held *e = &swait_held[d];
+		struct swait_held *e = &swait_tls.held[d];
 		swait_defer_t p;
 
 		if (__atomic_load_n(&e->head, __ATOMIC_RELAXED) != h)
@@ -465,10 +450,10 @@ bool swait_defer_to_holder(struct swait_head *h, swait_defer_t what)
 /* A set found by an unlock of the head being performed: for the loop. */
 static void carry_add(struct swait_head *h, swait_defer_t what)
 {
-	swait_defer_t p = __atomic_load_n(&swait_carry, __ATOMIC_RELAXED);
+	swait_defer_t p = __atomic_load_n(&swait_tls.carry, __ATOMIC_RELAXED);
 
 	/* A CAS: a handler's own unlock of h may add to it too. */
-	while (!__atomic_compare_exchange_n(&swait_carry, &p,
+	while (!__atomic_compare_exchange_n(&swait_tls.carry, &p,
 			defer_add(h, p, what), false,
 			__ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		;
@@ -497,13 +482,13 @@ static void perform(struct swait_head *h, swait_defer_t p)
  * S2, S5: the holder performs what its handlers posted.  Iteratively: the
  * calls that perform it lock and unlock h again, and their unlocks may
  * find new posts (a timer can outpace the holder); those go to
- * swait_carry and this loop, not to a nested run_deferred(), so the stack
+ * swait_tls.carry and this loop, not to a nested run_deferred(), so the stack
  * does not grow with the backlog.
  */
 __attribute__((noinline))
 static void run_deferred(struct swait_head *h, swait_defer_t p)
 {
-	if (__atomic_load_n(&swait_performing, __ATOMIC_RELAXED) != NULL) {
+	if (__atomic_load_n(&swait_tls.performing, __ATOMIC_RELAXED) != NULL) {
 		/*
 		 * Another head's loop is below us: we are in a handler that
 		 * interrupted it (its own calls touch only its head).  Run
@@ -513,11 +498,11 @@ static void run_deferred(struct swait_head *h, swait_defer_t p)
 		perform(h, p);
 		return;
 	}
-	__atomic_store_n(&swait_performing, h, __ATOMIC_RELAXED);
+	__atomic_store_n(&swait_tls.performing, h, __ATOMIC_RELAXED);
 	signal_fence();
 	for (;;) {
 		perform(h, p);
-		p = __atomic_exchange_n(&swait_carry, 0, __ATOMIC_RELAXED);
+		p = __atomic_exchange_n(&swait_tls.carry, 0, __ATOMIC_RELAXED);
 		if (p != 0)
 			continue;
 		/*
@@ -525,12 +510,12 @@ static void run_deferred(struct swait_head *h, swait_defer_t p)
 		 * of h by a handler in between carried its set here.  After
 		 * the store, such an unlock runs its set itself.
 		 */
-		__atomic_store_n(&swait_performing, NULL, __ATOMIC_RELAXED);
+		__atomic_store_n(&swait_tls.performing, NULL, __ATOMIC_RELAXED);
 		signal_fence();
-		p = __atomic_exchange_n(&swait_carry, 0, __ATOMIC_RELAXED);
+		p = __atomic_exchange_n(&swait_tls.carry, 0, __ATOMIC_RELAXED);
 		if (p == 0)
 			break;
-		__atomic_store_n(&swait_performing, h, __ATOMIC_RELAXED);
+		__atomic_store_n(&swait_tls.performing, h, __ATOMIC_RELAXED);
 		signal_fence();
 	}
 }
@@ -568,7 +553,7 @@ void swait_head_unlock(struct swait_head *h)
 	pending = held_pop(h);
 	if (swait_likely(pending == 0))
 		return;
-	if (__atomic_load_n(&swait_performing, __ATOMIC_RELAXED) == h)
+	if (__atomic_load_n(&swait_tls.performing, __ATOMIC_RELAXED) == h)
 		carry_add(h, pending);	/* S5: the loop below us runs it */
 	else
 		run_deferred(h, pending);
@@ -1162,7 +1147,7 @@ SWAIT_EXPORT void swait_wake_one(struct swait_head *h)
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (list_empty(&h->list))
 		return;
-	if (swait_unlikely(swait_held_depth != 0) &&
+	if (swait_unlikely(swait_tls.depth != 0) &&
 	    swait_defer_to_holder(h, DEFER_WAKE_ONE))
 		return;		/* S1: a handler on the holder's thread */
 	swait_head_lock(h);
@@ -1260,7 +1245,7 @@ SWAIT_EXPORT void swait_wake_all(struct swait_head *h)
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (list_empty(&h->list))
 		return;
-	if (swait_unlikely(swait_held_depth != 0) &&
+	if (swait_unlikely(swait_tls.depth != 0) &&
 	    swait_defer_to_holder(h, DEFER_WAKE_ALL))
 		return;		/* S1 */
 	swait_head_lock(h);
