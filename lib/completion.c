@@ -77,16 +77,14 @@ void swait_complete_n(struct swait_completion *c, swait_defer_t n)
 SWAIT_EXPORT void swait_complete(struct swait_completion *c)
 {
 	/* Called by a handler that interrupted the lock holder: S1. */
-	if (swait_unlikely(swait_tls.depth != 0) &&
-	    swait_defer_to_holder(&c->wait, DEFER_COMPLETE))
+	if (swait_deferred(&c->wait, DEFER_COMPLETE))
 		return;
 	swait_complete_n(c, 1);
 }
 
 SWAIT_EXPORT void swait_complete_all(struct swait_completion *c)
 {
-	if (swait_unlikely(swait_tls.depth != 0) &&
-	    swait_defer_to_holder(&c->wait, DEFER_COMPLETE_ALL))
+	if (swait_deferred(&c->wait, DEFER_COMPLETE_ALL))
 		return;		/* S1 */
 	swait_head_lock(&c->wait);
 	set_done(c, UINT_MAX);

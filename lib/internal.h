@@ -75,6 +75,17 @@ extern __thread __attribute__((tls_model("initial-exec")))
 bool swait_defer_to_holder(struct swait_head *head, swait_defer_t what);
 
 /*
+ * The first thing each of the four async-signal-safe wakes does: true if
+ * the wake was handed to this thread's lock holder (S1) and the caller
+ * must return.  One thread-local load on the usual path.
+ */
+static inline bool swait_deferred(struct swait_head *head, swait_defer_t what)
+{
+	return __builtin_expect(swait_tls.depth != 0, 0) &&
+	       swait_defer_to_holder(head, what);
+}
+
+/*
  * Post n events to c and wake up to n of its waiters, one per lock hold,
  * each event posted in the hold that wakes its waiter (so that a waiter
  * never consumes an event before the completer is done with the memory).

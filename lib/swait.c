@@ -917,6 +917,14 @@ static inline bool group_size_ok(unsigned n)
 	return n >= 1 && n <= SWAIT_ANY_MAX;
 }
 
+/* G5: one swait_wake_one() on heads[i] for each bit i of pass. */
+static void pass_on(struct swait_head *const heads[], uint32_t pass)
+{
+	for (unsigned i = 0; pass != 0; i++, pass >>= 1)
+		if (pass & 1)
+			swait_wake_one(heads[i]);
+}
+
 SWAIT_EXPORT void swait_prepare_any(struct swait_head *const heads[],
 				    unsigned n, struct swait_waiter ws[])
 {
@@ -974,9 +982,7 @@ SWAIT_EXPORT void swait_prepare_any(struct swait_head *const heads[],
 		swait_head_unlock(h);
 	}
 	/* Behind our re-queued node: to another waiter, if there is one. */
-	for (unsigned i = 0; pass != 0; i++, pass >>= 1)
-		if (pass & 1)
-			swait_wake_one(heads[i]);
+	pass_on(heads, pass);
 	SWAIT_RACE();
 	/* O1, as at the end of swait_prepare(), for every head at once. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -1125,9 +1131,7 @@ SWAIT_EXPORT void swait_finish_any(struct swait_head *const heads[],
 	store_relaxed(g, 0);
 	swait_ann_idle_word(g);
 	SWAIT_RACE();
-	for (unsigned i = 0; pass != 0; i++, pass >>= 1)
-		if (pass & 1)
-			swait_wake_one(heads[i]);	/* G5, as I6 */
+	pass_on(heads, pass);	/* G5, as I6 */
 }
 
 /* ------------------------------------------------------------------ waking */
@@ -1147,8 +1151,7 @@ SWAIT_EXPORT void swait_wake_one(struct swait_head *h)
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (list_empty(&h->list))
 		return;
-	if (swait_unlikely(swait_tls.depth != 0) &&
-	    swait_defer_to_holder(h, DEFER_WAKE_ONE))
+	if (swait_deferred(h, DEFER_WAKE_ONE))
 		return;		/* S1: a handler on the holder's thread */
 	swait_head_lock(h);
 	word = swait_wake_one_locked(h);
@@ -1245,8 +1248,7 @@ SWAIT_EXPORT void swait_wake_all(struct swait_head *h)
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (list_empty(&h->list))
 		return;
-	if (swait_unlikely(swait_tls.depth != 0) &&
-	    swait_defer_to_holder(h, DEFER_WAKE_ALL))
+	if (swait_deferred(h, DEFER_WAKE_ALL))
 		return;		/* S1 */
 	swait_head_lock(h);
 	swait_wake_all_locked(h);
