@@ -79,7 +79,9 @@
  *
  * Lifetime.  A waiter's frame may be reused as soon as swait_finish() has
  * returned (the macros call it).  A waker may still issue a FUTEX_WAKE on
- * the departed waiter's address; that is harmless, see lib/swait.c.  A head
+ * the departed waiter's address; that is harmless (futexes are private and
+ * keyed by address: at worst a spurious wakeup of whatever lives there
+ * next, which every futex user tolerates).  A head
  * may be destroyed or freed only when no thread is inside any swait call on
  * it.  A completion is the exception that makes on-stack handshakes work:
  * the thread whose swait_completion_wait*() returned 0 may free the
@@ -142,8 +144,8 @@ struct swait_list {
  * embedded and statically initialised.
  */
 struct swait_head {
-	uint32_t lock;		/* head lock word, see lib/lock.h */
-	uint32_t aux;		/* wake_all walks in progress, PI flag */
+	uint32_t lock;		/* the head lock's futex word */
+	uint32_t walks;		/* wake_all walks in progress; PI flag */
 	struct swait_list list;	/* queued waiters, FIFO */
 };
 
@@ -154,8 +156,10 @@ struct swait_head {
 struct swait_waiter {
 	struct swait_list link;		/* on the head's list while queued */
 	struct swait_head *head;	/* the head it is queued on */
-	uint32_t state;			/* futex word, see lib/swait.c */
-	uint32_t magic;			/* debug builds: set while queued */
+	uint32_t state;			/* futex word: the waiter's state */
+	uint32_t group;			/* futex word of a wait_any group
+					 * (waiters[0]); a debug tag while
+					 * a single waiter is queued */
 };
 
 /*
@@ -168,7 +172,10 @@ struct swait_completion {
 };
 
 #define SWAIT_HEAD_INITIALIZER { 0, 0, { 0, 0 } }
-#define SWAIT_HEAD_PI_INITIALIZER { 0, 0x40000000u, { 0, 0 } }
+/* The bit of swait_head.walks that marks a PI head; fixed at init. */
+#define SWAIT_HEAD_PI_BIT 0x40000000u
+
+#define SWAIT_HEAD_PI_INITIALIZER { 0, SWAIT_HEAD_PI_BIT, { 0, 0 } }
 #define SWAIT_WAITER_INITIALIZER { { 0, 0 }, 0, 0, 0 }
 #define SWAIT_COMPLETION_INITIALIZER { 0, SWAIT_HEAD_INITIALIZER }
 
@@ -324,8 +331,8 @@ bool swait_has_sleeper(struct swait_head *head) SWAIT_NONNULL(1);
  * that head by swait_prepare_any() or swait_finish_any(), never lost.  The
  * one rule for the caller: the reported wake stands for heads[*which]'s
  * work, so a caller that takes one thing and leaves takes it from
- * heads[*which] when that head has any (tests/model/group.pml checks the
- * protocol under this rule).
+ * heads[*which] when that head has any (the library's model checker
+ * proves the protocol under this rule).
  * n is 1 to SWAIT_ANY_MAX; the heads must be distinct.  The nodes form one
  * group from swait_prepare_any() to swait_finish_any(): do not pass them
  * to the single-head calls in between.  Heads may be PI heads or not.
@@ -460,12 +467,13 @@ int swait_deadline_after(struct timespec *deadline, clockid_t clock,
 				if (swait_r_ != 0)			\
 					break;				\
 				/* Woken, so dequeued: check before	\
-				 * queueing again (I6). */		\
+				 * queueing again, which consumes the	\
+				 * wake. */				\
 				if (cond)				\
 					break;				\
 			}						\
 			swait_finish(swait_h_, &swait_w_);		\
-			if (swait_r_ != 0 && swait_final_recheck(cond))	\
+			if (swait_r_ != 0 && (cond))			\
 				swait_r_ = 0;				\
 		}							\
 		swait_r_;						\
@@ -538,17 +546,6 @@ static inline bool swait_deadline_valid(clockid_t clock,
 	return !deadline ||
 	       (deadline->tv_nsec >= 0 && deadline->tv_nsec < 1000000000L);
 }
-
-/*
- * The last evaluation of cond after a timeout or a signal.  A seam for the
- * test suite's seeded-bug build (SWAIT_MUTANT_NO_FINAL_RECHECK), which must
- * show that dropping the re-check is caught; never define it otherwise.
- */
-#ifndef SWAIT_MUTANT_NO_FINAL_RECHECK
-#define swait_final_recheck(cond) (cond)
-#else
-#define swait_final_recheck(cond) 0
-#endif
 
 #ifdef __cplusplus
 }

@@ -13,7 +13,7 @@
  *  - swait_complete_all() walks its waiters with the lock dropped between
  *    wakes (bounded hold, lib/swait.c I5).  A waiter that sees done ==
  *    UINT_MAX therefore also waits, under the lock, until no walk is in
- *    progress (swait_quiesce_locked) before it may return.
+ *    progress (swait_quiesce_dropping_lock) before it may return.
  *
  * The lockless "done == 0" peeks are safe without a barrier: a waiter that
  * peeks after its prepare either sees the count, or the completer's critical
@@ -24,7 +24,11 @@
 
 #include "annotate.h"
 #include "check.h"
+#include "completion.h"
+#include "defer.h"
+#include "headlock.h"
 #include "internal.h"
+#include "queue.h"
 
 static inline unsigned int peek_done(const struct swait_completion *c)
 {
@@ -49,7 +53,7 @@ SWAIT_EXPORT void swait_completion_reinit(struct swait_completion *c)
 	set_done(c, 0);
 }
 
-void swait_complete_n(struct swait_completion *c, swait_defer_t n)
+void swait_complete_n(struct swait_completion *c, swait_posted_t n)
 {
 	while (n > 0) {
 		uint32_t *word = NULL;
@@ -76,19 +80,19 @@ void swait_complete_n(struct swait_completion *c, swait_defer_t n)
 
 SWAIT_EXPORT void swait_complete(struct swait_completion *c)
 {
-	/* Called by a handler that interrupted the lock holder: S1. */
-	if (swait_deferred(&c->wait, DEFER_COMPLETE))
+	/* Called by a handler that interrupted the lock holder: S1 (lib/defer.c). */
+	if (swait_post_to_holder(&c->wait, POST_COMPLETE))
 		return;
 	swait_complete_n(c, 1);
 }
 
 SWAIT_EXPORT void swait_complete_all(struct swait_completion *c)
 {
-	if (swait_deferred(&c->wait, DEFER_COMPLETE_ALL))
+	if (swait_post_to_holder(&c->wait, POST_COMPLETE_ALL))
 		return;		/* S1 */
 	swait_head_lock(&c->wait);
 	set_done(c, UINT_MAX);
-	swait_wake_all_locked(&c->wait);	/* returns unlocked */
+	swait_wake_all_and_unlock(&c->wait);	/* returns unlocked */
 }
 
 SWAIT_EXPORT bool swait_completion_try_wait(struct swait_completion *c)
@@ -102,7 +106,7 @@ SWAIT_EXPORT bool swait_completion_try_wait(struct swait_completion *c)
 	if (d != 0 && d != UINT_MAX)
 		set_done(c, d - 1);
 	else if (d == UINT_MAX)
-		swait_quiesce_locked(&c->wait);
+		swait_quiesce_dropping_lock(&c->wait);
 	swait_head_unlock(&c->wait);
 	return d != 0;
 }
@@ -117,7 +121,7 @@ SWAIT_EXPORT bool swait_completion_done(struct swait_completion *c)
 	swait_head_lock(&c->wait);
 	d = c->done;
 	if (d == UINT_MAX)
-		swait_quiesce_locked(&c->wait);
+		swait_quiesce_dropping_lock(&c->wait);
 	swait_head_unlock(&c->wait);
 	return d != 0;
 }

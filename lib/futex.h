@@ -29,15 +29,21 @@
  * Sleep while *word == expected, until a FUTEX_WAKE on word, a signal, or the
  * absolute deadline on clock (NULL: none).  Returns 0 (woken, possibly
  * spuriously), EAGAIN (*word != expected on entry), ETIMEDOUT or EINTR.
+ * A deadline with a negative tv_sec (already checked for a valid tv_nsec)
+ * is long past: the kernel would refuse it with EINVAL, so it is passed as
+ * the epoch, which has the same meaning.
  */
 static inline int swait_futex_wait(uint32_t *word, uint32_t expected,
 				   clockid_t clock,
 				   const struct timespec *deadline)
 {
+	static const struct timespec past = { 0, 0 };
 	int op = FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG;
 	int saved = errno;
 	int err = 0;
 
+	if (deadline && deadline->tv_sec < 0)
+		deadline = &past;
 	if (clock == CLOCK_REALTIME)
 		op |= FUTEX_CLOCK_REALTIME;
 	if (syscall(SYS_futex, word, op, expected, deadline, NULL,

@@ -17,7 +17,7 @@
  * was CONTENDED, so an uncontended lock/unlock is two atomic instructions and
  * no system call.
  *
- * Critical sections under this lock are O(1) list operations (lib/swait.c),
+ * Critical sections under this lock are O(1) list operations (lib/swait.c I5),
  * so the spin almost always succeeds; it is bounded so that it costs at most
  * a few microseconds when it does not.
  */
@@ -29,6 +29,7 @@
 
 #include "check.h"
 #include "futex.h"
+#include "internal.h"
 
 enum {
 	SWAIT_UNLOCKED = 0,
@@ -122,15 +123,7 @@ static inline void swait_unlock(uint32_t *word)
  * inversion).
  */
 
-/*
- * Thread-local storage that signal handlers may touch (lib/swait.c, SIGNAL
- * HANDLERS): initial-exec, static TLS, reached without __tls_get_addr
- * (which may allocate, and is not async-signal-safe) even when libswait is
- * dlopen()ed.
- */
-#define SWAIT_TLS __thread __attribute__((tls_model("initial-exec")))
-
-/* This thread's id, cached; lib/swait.c clears the cache in a fork child. */
+/* This thread's id, cached; lib/headlock.c clears it in a fork child. */
 extern SWAIT_TLS uint32_t swait_tid_cache;
 
 static inline uint32_t swait_tid(void)

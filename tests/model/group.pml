@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * group.pml - a Promela model of the multi-head wait of lib/swait.c
+ * group.pml - a Promela model of the multi-head wait of lib/any.c
  * (swait_prepare_any / swait_wait_any / swait_finish_any, rules G1-G5 of
  * the protocol comment), next to a single-head waiter on one of the same
  * heads.  Checked exhaustively by spin: tests/model/check.sh --model
@@ -47,7 +47,7 @@
  * (gsl) and the consumed index (gcons); the C code keeps them in one word,
  * and every C access to them is one atomic step here.
  *
- * MAP: Promela -> C (lib/swait.c)
+ * MAP: Promela -> C (lib/any.c; the flips are lib/swait.c's)
  *
  *  g_prepare      swait_prepare_any: "__atomic_fetch_and(g, G_WOKEN_MASK",
  *                 then per head: lock, keep place or "list_add_tail", the
@@ -58,7 +58,7 @@
  *                 WOKEN_ONE to pass on ("if (i + 1 != consumed)"), IDLE,
  *                 unlock; "store_relaxed(g, 0)"; swait_wake_one per pass
  *  flip()         dequeue_and_flip / dequeue_and_flip_grouped: grouped:
- *                 "list_del(w)", state store, "__atomic_fetch_or(&w0->magic"
+ *                 "list_del(w)", state store, "__atomic_fetch_or(&w0->group"
  *                 and "(old & G_SLEEPING) && !(old & G_WOKEN_MASK)"
  *
  * MUTANTS (model only; spin -DMUTANT_x)

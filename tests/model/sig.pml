@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * sig.pml - a Promela model of the wakes that signal handlers hand to the
- * lock holder (lib/swait.c, SIGNAL HANDLERS, S1-S5), checked exhaustively
+ * lock holder (lib/defer.c S1-S5, lib/headlock.c H1-H3), checked exhaustively
  * by spin: tests/model/check.sh --model sig.pml, `meson test --suite
  * model`.
  *
@@ -13,8 +13,8 @@
  * handler wants it.  H is T's signal handler: it may interrupt T between
  * any two of T's steps, up to NSIG times, and calls swait_complete() on the
  * completion.  While H runs, T does not (proctype T is "provided (!intr)");
- * O runs on.  T's thread-local state (the held-heads stack, swait_performing,
- * swait_carry) is shared by T and H, as in the C code, and every C access
+ * O runs on.  T's thread-local state (the held-heads stack, swait_tls.running,
+ * swait_tls.backlog) is shared by T and H, as in the C code, and every C access
  * to it is one step, so that H can land between any two.
  *
  * Not modelled: nested handlers (H does not interrupt itself: a handler
@@ -30,16 +30,20 @@
  *  (b) No lost completion: when T's last call returns, every complete H
  *      made has been performed (done == posts), and never more.
  *
- * MAP: Promela -> C (lib/swait.c unless named)
+ * MAP: Promela -> C
  *
- *  push()        held_push: depth, then pending = 0, then head
+ *  push()        held_push (headlock.c): depth, then pending = 0, then
+ *                head
  *  LOCK()        swait_lock / swait_trylock (lib/lock.h), blocking
- *  unlock_pop()  swait_head_unlock: swait_unlock, then held_pop: close
+ *  unlock_pop()  swait_head_unlock (headlock.c): swait_unlock, then
+ *                held_pop: close
  *                (head = NULL), read pending, pop (depth)
- *  post          swait_defer_to_holder: the search and the CAS, one step
+ *  post          swait_post_to_holder_slow (defer.c): the search and the
+ *                CAS, one step
  *                (H cannot be interrupted by T)
- *  T's perform   run_deferred / perform / swait_complete_n, with the
- *                carry and the final re-check (S5)
+ *  T's perform   swait_run_posted / perform_set (defer.c) /
+ *                swait_complete_n (completion.c), with the backlog and
+ *                the final re-check (S5)
  *
  * MUTANTS (model only; spin -DMUTANT_x)
  *
@@ -47,8 +51,8 @@
  *                           first version of held_push, which sigstorm
  *                           caught): a handler's own push overwrites it
  *  MUTANT_SIG_POP_FIRST     pop before reading the pending set
- *  MUTANT_SIG_NO_RECHECK    run_deferred stops performing without the last
- *                           look at the carry
+ *  MUTANT_SIG_NO_RECHECK    swait_run_posted stops running without the
+ *                           last look at the backlog
  */
 
 #ifndef LOOPS
@@ -73,8 +77,8 @@ byte posts;			/* ghost: completes H called */
 byte depth;
 bit ehead[DEPTH];		/* entry's head: 1 = this head, 0 = NULL */
 byte epend[DEPTH];		/* entry's pending completes */
-bit performing;			/* swait_performing == this head */
-byte carry;			/* swait_carry */
+bit performing;			/* swait_tls.running == this head */
+byte carry;			/* swait_tls.backlog */
 
 bit intr;			/* H is running: T is interrupted */
 bit intr2;			/* H2 is running: H is interrupted */

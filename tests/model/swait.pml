@@ -60,8 +60,8 @@
  *
  * Spin interleaves atomic steps, i.e. sequentially consistent memory: the
  * two O1 fences (prepare's after the enqueue, the wakes' before the peek)
- * are implicit.  MUTANT_NO_BARRIER drops prepare's fence as lib/swait.c's
- * SWAIT_MUTANT_NO_BARRIER does, and the model then lets the enqueue sit in
+ * are implicit.  MUTANT_NO_BARRIER drops prepare's fence as
+ * tests/mutants/no_barrier.patch does, and the model then lets the enqueue sit in
  * the waiter's store buffer: the enqueue sets invis[i], and while it is set
  * a lockless peek (list_empty(&h->list) in wake_one/wake_all) that finds i
  * first on the list reads the old, empty value.  The buffer drains at the
@@ -87,77 +87,67 @@
  *
  * NOT MODELLED: the lock's internals (lib/lock.h: CAS fast path, bounded
  * spin, CONTENDED and FUTEX_WAIT parking, the PI lock): the head lock is an
- * atomic test-and-set that blocks while held, and a release.  head->aux
+ * atomic test-and-set that blocks while held, and a release.  head->walks
  * (the walkers count, quiesce, destroy's EBUSY).  Cancellation (its cleanup
  * is swait_finish, which is modelled).  swait_prepare's "keep place" branch
  * is modelled but unreachable from swait_event_generic.  The swait_check
- * debug checks (magic, head) are the where[] assertions.
+ * debug checks (magic tag, head) are the where[] assertions.
  *
- * MAP: Promela step -> C (function, code excerpt, line as of 2026-12-03)
+ * MAP: Promela step -> C (file, function, code excerpt: grep for it)
  *
- *  acquire()/release()     swait_head_lock/unlock (swait.c 252, 268) ->
- *   UNLOCK()               swait_lock "__atomic_compare_exchange_n(word,
- *                          &expected," (lock.h 63), swait_unlock
- *                          "__atomic_exchange_n(word, SWAIT_UNLOCKED" (105)
- *  waiter, label again     swait_event_generic (swait.h 358): "if (swait_r_
- *                          == 0 && !(cond))" (366), "SWAIT_WAITER_
- *                          INITIALIZER" (368): fast check, new frame
- *  label prepare           swait_prepare (swait.c 354): lock (358); "if (s
- *                          == SWAIT_QUEUED || s == SWAIT_SLEEPING)" keep
- *                          place (360-373); "list_add_tail(&h->list,
- *                          &w->link)", store QUEUED (377-380); unlock (391);
- *                          O1 "__atomic_thread_fence(__ATOMIC_SEQ_CST)"
- *                          (401), mutant NO_BARRIER (400)
- *  CONSUME after prepare   swait_event_generic "if (cond) break;" (371)
- *  announce step           sleep_announced (swait.c 410):
- *                          "__atomic_compare_exchange_n(&w->state, &s,
- *                          SWAIT_SLEEPING, false," (421); "if (s !=
- *                          SWAIT_SLEEPING) goto woken;" (426-427)
+ *  acquire()/release()     swait_head_lock/unlock (lib/headlock.c) ->
+ *   UNLOCK()               swait_lock (lib/lock.h)
+ *                          "__atomic_compare_exchange_n(word, &expected,",
+ *                          swait_unlock "__atomic_exchange_n(word,
+ *                          SWAIT_UNLOCKED"
+ *  waiter, label again     swait_event_generic (include/swait.h): "if
+ *                          (swait_r_ == 0 && !(cond))",
+ *                          "SWAIT_WAITER_INITIALIZER": fast check, new frame
+ *  label prepare           swait_prepare (lib/swait.c): lock; "if (s ==
+ *                          SWAIT_QUEUED || s == SWAIT_SLEEPING)" keep place;
+ *                          "list_add_tail(&h->list, &w->link)", store
+ *                          QUEUED; unlock; O1
+ *                          "__atomic_thread_fence(__ATOMIC_SEQ_CST)"
+ *  CONSUME after prepare   swait_event_generic "if (cond) break;"
+ *  announce step           sleep_announced: "__atomic_compare_exchange_n(
+ *                          &w->state, &s, SWAIT_SLEEPING, false,"; "if (s
+ *                          != SWAIT_SLEEPING) goto woken;"
  *  label futexwait         "err = swait_futex_wait(&w->state,
- *                          SWAIT_SLEEPING," (440); mutant WAIT_NO_COMPARE
- *                          "uint32_t seen = load_relaxed(&w->state);" (445)
+ *                          SWAIT_SLEEPING,"
  *  FUTEX_WAIT return step  "s = load_acquire(&w->state);" "if (s !=
- *                          SWAIT_SLEEPING) goto woken;" (456-458)
+ *                          SWAIT_SLEEPING) goto woken;"
  *  retract step            "if (err == ETIMEDOUT ||" ... CAS SLEEPING ->
- *                          QUEUED, "return err;" / "goto woken;" (459-470)
+ *                          QUEUED, "return err;" / "goto woken;"
  *  WOKEN()                 "woken:" "store_relaxed(&w->state, SWAIT_IDLE);"
- *                          (480)
- *  label rewoken           swait_event_generic "if (swait_r_ != 0) break;"
- *                          (376), "Woken, so dequeued: check before
- *                          queueing again" "if (cond) break;" (378-381)
- *  label finish            swait_finish (swait.c 538): "uint32_t s =
- *                          load_acquire(&w->state);" (541); mutant
- *                          FINISH_KEEPS_QUEUED (547); lock (550); re-load,
- *                          "list_del(w);" store IDLE, unlock (552-557);
- *                          unlock (562); "if (s == SWAIT_IDLE)" (564);
- *                          store IDLE (567); "if (s == SWAIT_WOKEN_ONE)
- *                          swait_wake_one(h);" (570-571)
+ *  label rewoken           swait_event_generic "if (swait_r_ != 0) break;",
+ *                          "Woken, so dequeued: check before queueing
+ *                          again" "if (cond) break;"
+ *  label finish            swait_finish: "uint32_t s =
+ *                          load_acquire(&w->state);"; lock; re-load,
+ *                          "list_del(w);" store IDLE, unlock; unlock; "if
+ *                          (s == SWAIT_IDLE)"; store IDLE; "if (s ==
+ *                          SWAIT_WOKEN_ONE) swait_wake_one(h);"
  *  label recheck           swait_event_generic "if (swait_r_ != 0 &&
- *                          swait_final_recheck(cond))" (384); the seam
- *                          swait_final_recheck (swait.h 461-463)
+ *                          (cond))"
  *  return step             the end of swait_event_generic: frame gone
- *  wake_one()              swait_wake_one (swait.c 584): fence (589); "if
- *                          (list_empty(&h->list)) return;" (590); lock
- *                          (592); swait_wake_one_locked (577-582); unlock
- *                          (594); "swait_futex_wake(word, 1);" (597)
- *  DEQ(), FLIP(),          dequeue_and_flip (swait.c 286): "list_del(w);"
- *   FLIP_UNLOCK()          (296); "old = __atomic_exchange_n(&w->state, how,"
- *                          (306); mutants STORE_BEFORE_DEQUEUE (307-310),
- *                          READ_AFTER_STORE (312-315); "return old ==
- *                          SWAIT_SLEEPING" (316)
- *  wake_all()              swait_wake_all (676): fence (679), peek (680),
- *                          lock (682); swait_wake_all_locked (614): empty ->
- *                          unlock (621-622); "list_splice_init(&h->list,
- *                          &batch);" (631); loop: dequeue_and_flip
- *                          WOKEN_ALL, "last = batch.next == &batch;" (636),
- *                          mutant WAKE_ALL_HOLDS_LOCK (645-650), unlock
- *                          (657), FUTEX_WAKE (661), "if (last)" (663), lock
- *                          (665), "if (batch.next == &batch)" -> unlock
- *                          (666-668)
- *  list_* inlines          list_empty (swait.c 192), list_add_tail (200),
- *                          list_del (216), list_splice_init (232)
+ *  wake_one()              swait_wake_one: fence; "if
+ *                          (list_empty(&h->list)) return;"; lock;
+ *                          swait_wake_one_locked; unlock;
+ *                          "swait_futex_wake(word, 1);"
+ *  DEQ(), FLIP(),          dequeue_and_flip: "list_del(w);"; "old =
+ *   FLIP_UNLOCK()          __atomic_exchange_n(&w->state, how,"; "return
+ *                          old == SWAIT_SLEEPING"
+ *  wake_all()              swait_wake_all: fence, peek, lock;
+ *                          swait_wake_all_and_unlock: empty -> unlock;
+ *                          "list_splice_init(&h->list, &batch);"; loop:
+ *                          dequeue_and_flip WOKEN_ALL, "last = batch.next
+ *                          == &batch;", unlock, FUTEX_WAKE, "if (last)",
+ *                          lock, "if (batch.next == &batch)" -> unlock
+ *  list_* inlines          lib/list.h: list_empty, list_add_tail, list_del,
+ *                          list_splice_init
  *
- * MUTANTS (spin -DMUTANT_x; lib/swait.c's SWAIT_MUTANT_x, same names)
+ * MUTANTS (spin -DMUTANT_x; the same names as tests/mutants/NAME.patch,
+ * listed in tests/mutants/mutants.txt)
  *
  *  MUTANT_NO_BARRIER            prepare without the O1 fence (see MEMORY MODEL)
  *  MUTANT_WAIT_NO_COMPARE       FUTEX_WAIT compares a stale copy of the word

@@ -143,7 +143,7 @@ static void overwrite_magic_only(void *arg)
 
 	(void)arg;
 	swait_prepare(&h, &w);
-	w.magic = 0;
+	w.group = 0;
 	swait_wake_all(&h);
 }
 

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: MIT
+/*
+ * defer.c - wakes from signal handlers.  The one file that knows both the
+ * wakes (lib/swait.c) and the completions (lib/completion.c), because a
+ * posted set holds both and is performed here.
+ *
+ * The four wakes (swait_wake_one, swait_wake_all, swait_complete,
+ * swait_complete_all) may run in a signal handler, the user-space analogue
+ * of the kernel's swake_up_one() from a hard interrupt.  The hazard is a
+ * handler that interrupts a thread while that thread holds (or is taking)
+ * the head lock it wants: it would wait for itself.  So every thread keeps
+ * a stack of the heads it is locking (lib/headlock.c, H1-H3), and a handler
+ * that finds its head there posts its wake to the holder instead.
+ *
+ *  S1. A wake first looks for its head on its own thread's stack.  Found
+ *      and open: it adds itself to that entry's pending set and returns
+ *      without touching the head.  Otherwise it runs as usual: no entry of
+ *      this thread holds the lock, so waiting for the lock waits for
+ *      another thread, which finishes an O(1) critical section (I5).
+ *  S2. The holder's release is: unlock the word, close the entry, read the
+ *      pending set, pop (H2).  So a post lands either before the close
+ *      (and the read sees it) or after it (and the handler, finding no
+ *      open entry, wakes by itself, the lock being free of this thread).
+ *      The holder then performs what it read, as ordinary calls, before
+ *      the interrupted call returns: swait_head_unlock() calls
+ *      swait_run_posted(), the one call from the lock up into this file.
+ *      Nothing is lost and no thread waits for itself.
+ *  S3. Posts from nested handlers race with each other, so a post is a
+ *      compare-and-swap on the entry; the holder's side needs none (H3).
+ *  S4. A posted complete is performed by the same call that held the lock,
+ *      before it returns; until then the event is not posted, so no waiter
+ *      can have consumed it and freed the completion.  The handler itself
+ *      never touches the head after its post.  n posted completes post one
+ *      event per lock hold that wakes a waiter (swait_complete_n), as n
+ *      calls would, so the last hold is the last access.
+ *  S5. A timer may post faster than the holder performs: the performing
+ *      calls' own unlocks of the head find new posts.  They hand them to
+ *      the loop already running (swait_tls.running, swait_tls.backlog)
+ *      instead of starting another, so the backlog costs time, not stack;
+ *      the counts are word-sized, so they do not overflow.
+ *
+ * tests/model/sig.pml checks S1-S5 and H1-H3 exhaustively, with a handler
+ * nested in the handler and another thread contending for the lock; its
+ * seeded bugs sig_fill_first (H1), sig_pop_first (H2) and sig_no_recheck
+ * (S5) are each caught.
+ */
+#include <stddef.h>
+
+#include "check.h"
+#include "completion.h"
+#include "defer.h"
+#include "internal.h"
+
+#if SWAIT_TEST_HOOKS
+unsigned long swait_hook_deferred;
+#endif
+
+/* Compiler-only barrier: orders accesses against this thread's handlers. */
+#define signal_fence() __atomic_signal_fence(__ATOMIC_SEQ_CST)
+
+/*
+ * Add the set what to the set v: counts add, flags or.  wake_one counts
+ * past their field become a wake_all, a superset (spurious wakeups are
+ * allowed); complete counts are exact, so a field that would overflow
+ * aborts (2^32 completes posted during one lock hold on LP64).
+ */
+static swait_posted_t posted_add(struct swait_head *h, swait_posted_t v,
+				 swait_posted_t what)
+{
+	swait_posted_t ones = (v & POST_ONE_MASK) + (what & POST_ONE_MASK);
+	swait_posted_t completes = (v & POST_COMPLETE_MASK) / POST_COMPLETE +
+				   (what & POST_COMPLETE_MASK) / POST_COMPLETE;
+	swait_posted_t flags = (v | what) & ~(POST_ONE_MASK |
+					      POST_COMPLETE_MASK);
+
+	if (ones > POST_ONE_MASK) {
+		ones = 0;
+		flags |= POST_WAKE_ALL;
+	}
+	swait_check(completes <= POST_COMPLETE_MASK / POST_COMPLETE,
+		    "too many swait_complete() from signal handlers during "
+		    "one lock hold [head, pending]", h, (void *)v, NULL);
+	return flags | ones | completes * POST_COMPLETE;
+}
+
+/* S1, with S3's CAS against nested handlers: a handler's only access. */
+bool swait_post_to_holder_slow(struct swait_head *h, swait_posted_t what)
+{
+	unsigned d = __atomic_load_n(&swait_tls.depth, __ATOMIC_RELAXED);
+
+	while (d-- > 0) {
+		struct swait_held *e = &swait_tls.held[d];
+		swait_posted_t p;
+
+		if (__atomic_load_n(&e->head, __ATOMIC_RELAXED) != h)
+			continue;
+		p = __atomic_load_n(&e->pending, __ATOMIC_RELAXED);
+		while (!__atomic_compare_exchange_n(&e->pending, &p,
+				posted_add(h, p, what), false,
+				__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			;
+#if SWAIT_TEST_HOOKS
+		__atomic_add_fetch(&swait_hook_deferred, 1, __ATOMIC_RELAXED);
+#endif
+		return true;
+	}
+	return false;
+}
+
+/* S5: a set found by an unlock of the head being performed, for the loop. */
+static void backlog_add(struct swait_head *h, swait_posted_t what)
+{
+	swait_posted_t p = __atomic_load_n(&swait_tls.backlog,
+					   __ATOMIC_RELAXED);
+
+	/* A CAS: a handler's own unlock of h may add to it too. */
+	while (!__atomic_compare_exchange_n(&swait_tls.backlog, &p,
+			posted_add(h, p, what), false,
+			__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+/* One set, as the calls it stands for (S4: complete_n's rule). */
+static void perform_set(struct swait_head *h, swait_posted_t p)
+{
+	swait_posted_t n;
+
+	/* Only the completion calls post POST_COMPLETE*: h is c->wait. */
+	if (p & (POST_COMPLETE_MASK | POST_COMPLETE_ALL)) {
+		struct swait_completion *c = (struct swait_completion *)
+			(void *)((char *)h -
+				 offsetof(struct swait_completion, wait));
+
+		if (p & POST_COMPLETE_MASK)
+			swait_complete_n(c, (p & POST_COMPLETE_MASK) /
+					 POST_COMPLETE);
+		if (p & POST_COMPLETE_ALL)
+			swait_complete_all(c);
+	}
+	/* More wake_ones than waiters wake nobody more. */
+	for (n = p & POST_ONE_MASK; n > 0 && swait_active(h); n--)
+		swait_wake_one(h);
+	if (p & POST_WAKE_ALL)
+		swait_wake_all(h);
+}
+
+/*
+ * S2, S5: the holder performs what its handlers posted.  Iteratively: the
+ * calls that perform it lock and unlock h again, and their unlocks may
+ * find new posts (a timer can outpace the holder); those go to
+ * swait_tls.backlog and this loop, not to a nested loop, so the stack does
+ * not grow with the backlog.
+ */
+void swait_run_posted(struct swait_head *h, swait_posted_t p)
+{
+	struct swait_head *running = __atomic_load_n(&swait_tls.running,
+						     __ATOMIC_RELAXED);
+
+	if (running == h) {
+		backlog_add(h, p);	/* S5: the loop below us runs it */
+		return;
+	}
+	if (running != NULL) {
+		/*
+		 * Another head's loop is below us: we are in a handler that
+		 * interrupted it (its own calls touch only its head).  Run
+		 * this set directly; a post during it comes from a handler
+		 * nested in this one, so the recursion is bounded by that.
+		 */
+		perform_set(h, p);
+		return;
+	}
+	__atomic_store_n(&swait_tls.running, h, __ATOMIC_RELAXED);
+	signal_fence();
+	for (;;) {
+		perform_set(h, p);
+		p = __atomic_exchange_n(&swait_tls.backlog, 0, __ATOMIC_RELAXED);
+		if (p != 0)
+			continue;
+		/*
+		 * Stop running, then look once more: an unlock of h by a
+		 * handler in between added its set to the backlog.  After
+		 * the store, such an unlock runs its set itself.
+		 */
+		__atomic_store_n(&swait_tls.running, NULL, __ATOMIC_RELAXED);
+		signal_fence();
+		p = __atomic_exchange_n(&swait_tls.backlog, 0, __ATOMIC_RELAXED);
+		if (p == 0)
+			break;
+		__atomic_store_n(&swait_tls.running, h, __ATOMIC_RELAXED);
+		signal_fence();
+	}
+}

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: MIT
+/*
+ * headlock.c - a head's lock as the protocol takes it: the lock word
+ * (lib/lock.h: spin-then-park, or a PI futex on a PI head), wrapped in the
+ * held-heads stack that signal handlers read (lib/defer.c, S1-S5), and the
+ * cached thread id the PI lock needs.
+ *
+ * THE HELD-HEADS STACK
+ *
+ * Every thread keeps a small stack of the heads it is locking (swait_tls,
+ * thread-local): an entry is pushed before the lock is attempted and popped
+ * after it is released; a stack because a handler may lock another head
+ * and be interrupted in turn.  The rules it keeps, checked with the rest of
+ * S1-S5 by tests/model/sig.pml:
+ *
+ *  H1. An entry is reserved (the depth) before it is filled, so a handler
+ *      that runs in between pushes above it instead of overwriting it (the
+ *      model's mutant sig_fill_first is the bug this prevents).
+ *  H2. The release is: unlock the word, close the entry (head = NULL), read
+ *      its pending set, pop (S2).  A handler runs atomically with respect
+ *      to the thread it interrupts, so its post lands before the close (and
+ *      the read sees it) or after (and it finds no open entry and wakes by
+ *      itself).  Popping before the read would lose a post between the two
+ *      (mutant sig_pop_first).
+ *  H3. The holder's side needs no read-modify-write: every access to the
+ *      stack is by this thread or a handler on it, so compiler-only signal
+ *      fences order them; posts from nested handlers race with each other
+ *      and use a CAS (lib/defer.c, S3).
+ *
+ * FORK
+ *
+ * The PI lock word holds the owner's thread id, cached per thread.  A fork
+ * child's one thread inherits its parent's cached id, so the cache is
+ * cleared in the child by a pthread_atfork handler.
+ */
+#include <pthread.h>
+#include <stddef.h>
+
+#include "annotate.h"
+#include "check.h"
+#include "defer.h"
+#include "headlock.h"
+#include "list.h"
+#include "lock.h"
+#include "race.h"
+#include "state.h"
+#include "trace.h"
+
+SWAIT_TLS struct swait_tls swait_tls;
+SWAIT_TLS uint32_t swait_tid_cache;
+
+/* A fork child has one thread, the forking one, with its parent's id. */
+static void swait_atfork_child(void)
+{
+	swait_tid_cache = 0;
+}
+
+__attribute__((constructor))
+static void swait_init_library(void)
+{
+	pthread_atfork(NULL, NULL, swait_atfork_child);
+}
+
+/* Compiler-only barrier: orders accesses against this thread's handlers. */
+#define signal_fence() __atomic_signal_fence(__ATOMIC_SEQ_CST)
+
+static inline void held_push(struct swait_head *h)
+{
+	unsigned d = swait_tls.depth;
+
+	swait_check(d < SWAIT_HELD_MAX,
+		    "head locks nested too deep: signal handlers that wake "
+		    "are nested more than SWAIT_HELD_MAX deep [head, depth]",
+		    h, (void *)(uintptr_t)d, NULL);
+	/*
+	 * H1: reserve, then fill.  A handler in between sees a NULL head
+	 * (left by the last pop), so it wakes by itself, which is safe
+	 * because this thread does not hold h's lock yet.
+	 */
+	__atomic_store_n(&swait_tls.depth, d + 1, __ATOMIC_RELAXED);
+	signal_fence();
+	__atomic_store_n(&swait_tls.held[d].pending, 0, __ATOMIC_RELAXED);
+	signal_fence();
+	__atomic_store_n(&swait_tls.held[d].head, h, __ATOMIC_RELAXED);
+	signal_fence();
+}
+
+/* H2, after the unlock: close, read, pop.  Returns the pending set. */
+static inline swait_posted_t held_pop(struct swait_head *h)
+{
+	unsigned d = swait_tls.depth - 1;
+	swait_posted_t pending;
+
+	swait_check(swait_tls.held[d].head == h,
+		    "head lock released out of order [head, innermost held]",
+		    h, swait_tls.held[d].head, NULL);
+	signal_fence();
+	__atomic_store_n(&swait_tls.held[d].head, NULL, __ATOMIC_RELAXED);
+	signal_fence();
+	pending = __atomic_load_n(&swait_tls.held[d].pending, __ATOMIC_RELAXED);
+	signal_fence();
+	__atomic_store_n(&swait_tls.depth, d, __ATOMIC_RELAXED);
+	signal_fence();
+	return pending;
+}
+
+void swait_head_lock(struct swait_head *h)
+{
+	/*
+	 * The lock word, walks and list.next (the first 16 bytes) are
+	 * synchronisation words, accessed outside the lock by design.
+	 */
+	swait_ann_sync_word(h, offsetof(struct swait_head, list.prev));
+	held_push(h);
+	/* The PI bit never changes after init; the count bits may. */
+	if (swait_unlikely(load_relaxed(&h->walks) & SWAIT_WALKS_PI)) {
+		swait_pi_lock(&h->lock);
+	} else if (swait_unlikely(!swait_trylock(&h->lock))) {
+		swait_trace1(lock_contended, h);
+		swait_lock_slow(&h->lock);
+	}
+	swait_ann_lock_acquired(h);
+	SWAIT_RACE();	/* a holder preempted inside its critical section */
+}
+
+void swait_head_unlock(struct swait_head *h)
+{
+	swait_posted_t pending;
+
+	swait_ann_lock_released(h);
+	if (swait_unlikely(load_relaxed(&h->walks) & SWAIT_WALKS_PI))
+		swait_pi_unlock(&h->lock);
+	else
+		swait_unlock(&h->lock);
+	pending = held_pop(h);
+	if (swait_likely(pending == 0))
+		return;
+	/* The up-call: a handler posted wakes to this hold (S2). */
+	swait_run_posted(h, pending);
+}

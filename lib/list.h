@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * list.h - the waiter list and the relaxed-atomic helpers the protocol
+ * files share.  No ordering argument lives here: each caller says why its
+ * access may be relaxed (lib/swait.c O4 for the lists).
+ *
+ * The list is circular and doubly linked, with the head's swait_list as its
+ * anchor.  All-zero anchor links mean an empty list that has never been
+ * used; the first enqueue links the anchor to itself, so static and
+ * calloc'd heads need no initialisation.
+ *
+ * Every store to a ->next is atomic (relaxed) because swait_active() and
+ * the wakes' emptiness peek read head->list.next without the lock (O4);
+ * every other access runs under the head lock.
+ */
+#ifndef SWAIT_LIST_H
+#define SWAIT_LIST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "check.h"
+#include "swait.h"
+
+static inline uint32_t load_relaxed(const uint32_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+static inline uint32_t load_acquire(const uint32_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static inline void store_relaxed(uint32_t *p, uint32_t v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELAXED);
+}
+
+/* Through void *: the list link is the first member, the cast is aligned. */
+#define waiter_of(l) ((struct swait_waiter *)(void *)			\
+	((char *)(l) - offsetof(struct swait_waiter, link)))
+
+static inline void set_next(struct swait_list *l, struct swait_list *next)
+{
+	__atomic_store_n(&l->next, next, __ATOMIC_RELAXED);
+}
+
+/* Safe without the lock: one relaxed load of anchor->next (O4). */
+static inline bool list_empty(const struct swait_list *anchor)
+{
+	const struct swait_list *n =
+		__atomic_load_n(&anchor->next, __ATOMIC_RELAXED);
+
+	return n == NULL || n == anchor;
+}
+
+static inline void list_add_tail(struct swait_list *anchor,
+				 struct swait_list *l)
+{
+	struct swait_list *prev;
+
+	if (anchor->next == NULL) {	/* zero-initialised head */
+		set_next(anchor, anchor);
+		anchor->prev = anchor;
+	}
+	prev = anchor->prev;
+	l->prev = prev;
+	set_next(l, anchor);
+	anchor->prev = l;
+	set_next(prev, l);
+}
+
+/* Unlink w from whatever list it is on; needs no anchor. */
+static inline void list_del(struct swait_waiter *w)
+{
+	struct swait_list *l = &w->link;
+	struct swait_list *next = l->next, *prev = l->prev;
+
+	swait_check(next && prev && next->prev == l && prev->next == l,
+		    "list corrupted: a queued waiter's links were overwritten "
+		    "(waiter memory reused or freed while queued?) "
+		    "[waiter, next, prev]", w, next, prev);
+	next->prev = prev;
+	set_next(prev, next);
+	l->next = NULL;
+	l->prev = NULL;
+}
+
+/* Move all of from's entries to the empty anchor to; O(1). */
+static inline void list_splice_init(struct swait_list *from,
+				    struct swait_list *to)
+{
+	struct swait_list *first = from->next, *last = from->prev;
+
+	to->prev = last;
+	set_next(to, first);
+	first->prev = to;
+	set_next(last, to);
+	from->prev = from;
+	set_next(from, from);
+}
+
+#endif /* SWAIT_LIST_H */

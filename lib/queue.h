@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * queue.h - what lib/swait.c offers the layers above it (completions,
+ * deferred wakes) beyond the public API: wakes made inside a critical
+ * section that the caller opened with swait_head_lock().
+ *
+ * Completions keep their count under the head lock, as the kernel's do,
+ * because a waiter may free an on-stack completion as soon as its wait
+ * returns: the completer must be done with the memory when the waiter can
+ * observe the count.  So they need wakes that run with the lock already
+ * held.
+ *
+ * Names: a _locked function is entered and left with the lock held; one
+ * that drops the lock says so in its name.
+ */
+#ifndef SWAIT_QUEUE_H
+#define SWAIT_QUEUE_H
+
+#include <stdint.h>
+
+#include "swait.h"
+
+/*
+ * Lock held: dequeue and flip the longest waiter.  Returns the word the
+ * caller must pass to swait_wake_word() after unlocking, or NULL.
+ */
+uint32_t *swait_wake_one_locked(struct swait_head *head);
+
+/* FUTEX_WAKE one thread on a word returned by swait_wake_one_locked(). */
+void swait_wake_word(uint32_t *word);
+
+/* Entered with the lock held; wakes every queued waiter; returns unlocked. */
+void swait_wake_all_and_unlock(struct swait_head *head);
+
+/*
+ * Entered and left with the lock held; drops and retakes it while it waits
+ * until no swait_wake_all() walk is in progress on head.  After it, and
+ * until the lock is released, no waker will touch head again except by a
+ * FUTEX_WAKE.
+ */
+void swait_quiesce_dropping_lock(struct swait_head *head);
+
+#endif /* SWAIT_QUEUE_H */
