@@ -13,23 +13,16 @@
 #   (no option)       the real protocol, default configuration (3 waiters,
 #                     2 wakers, see swait.pml); exit 0 iff pan reports
 #                     "errors: 0" after a complete search.
-#   --mutant NAME     the model variant of lib/swait.c's seeded bug NAME
-#                     (no_barrier, wait_no_compare, store_before_dequeue,
-#                     finish_keeps_queued, no_final_recheck,
-#                     read_after_store, wake_all_holds_lock; and the
-#                     model-only dequeue_keeps_state and no_pass_on): spin
-#                     -DMUTANT_NAME.  Without --expect-fail the verdict is
-#                     the same as for the real model (exit 0 iff no error),
-#                     which is what tests/mutants/run expects.
+#   --mutant NAME     the model variant of seeded bug NAME, a name listed
+#                     in tests/mutants/mutants.txt (with the model file
+#                     and the violation expected): spin -DMUTANT_NAME.
+#                     Without --expect-fail the verdict is the same as
+#                     for the real model (exit 0 iff no error).
 #   --expect-fail     invert: exit 0 iff pan reports at least one error.
 #   --expect-fail=TEXT  and pan's first error line contains TEXT (which
 #                     property caught it, e.g. "departed" for (b)).
 #   --keep DIR        build and run in DIR and keep it (pan, the trail).
-#   --model FILE      the model file (default swait.pml); group.pml's
-#                     mutants: group_no_pass_on, group_keep_bit,
-#                     group_wake_always_no, group_prepare_consumes;
-#                     sig.pml's: sig_fill_first, sig_pop_first,
-#                     sig_no_recheck.
+#   --model FILE      the model file (default swait.pml).
 #   -DNAME=VALUE      passed to spin: model parameters (NW, NK, TIMEOUTS,
 #                     SPURIOUS, RETRY, WAKES; see swait.pml).
 #
@@ -45,7 +38,7 @@ defs=
 pattern=
 
 usage() {
-	sed -n '4,28p' "$0" | sed 's/^# \{0,1\}//' >&2
+	sed -n '4,29p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 }
 
@@ -64,14 +57,9 @@ while [ $# -gt 0 ]; do
 done
 
 if [ -n "$mutant" ]; then
-	case $mutant in
-	no_barrier|wait_no_compare|store_before_dequeue|finish_keeps_queued|\
-	no_final_recheck|read_after_store|wake_all_holds_lock|\
-	dequeue_keeps_state|no_pass_on|sig_fill_first|sig_pop_first|sig_no_recheck|\
-	group_no_pass_on|group_keep_bit|group_wake_always_no|\
-	group_prepare_consumes) ;;
-	*) echo "check.sh: unknown mutant: $mutant" >&2; exit 2 ;;
-	esac
+	# The one list of seeded bugs: tests/mutants/mutants.txt.
+	grep -q "^$mutant[[:space:]]*|" "$here/../mutants/mutants.txt" ||
+		{ echo "check.sh: unknown mutant: $mutant" >&2; exit 2; }
 	defs="$defs -DMUTANT_$(echo "$mutant" | tr '[:lower:]' '[:upper:]')"
 fi
 
