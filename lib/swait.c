@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * swait.c - the wait/wake protocol.  Everything that orders a waiter against
- * a waker is in this file; read this comment first.
+ * swait.c - the wait/wake protocol on one head: the rules every other
+ * protocol file builds on.  Read this comment first.
  *
  * OBJECTS
  *
@@ -105,7 +105,7 @@
  *      between critical sections.  Lockless readers of the list read only
  *      head->list.next, and every store to a ->next is atomic.
  *
- *  * COST
+ * COST
  *
  *  - wake on an empty head: one fence, one load.
  *  - a waiter that was woken before it announced: no system call anywhere.

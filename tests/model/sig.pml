@@ -128,12 +128,13 @@ inline carry_add(p)
 }
 
 /*
- * run_deferred(h, p) (S2, S5), for T and for H: p completes, one event per
- * lock hold (swait_complete_n), then whatever the carry collected.  With
- * performing already set (H interrupted T's loop), the set is performed
- * directly and its unlocks carry to T's loop.  d, k: the caller's locals.
+ * swait_run_posted(h, p) (S2, S5), for T and for H: p completes, one event
+ * per lock hold (swait_complete_n), then whatever the backlog (carry)
+ * collected.  With running already set (H interrupted T's loop), the set is
+ * performed directly and its unlocks carry to T's loop.  d, k: the caller's
+ * locals.
  */
-inline run_deferred(p, d, k, outer)
+inline run_posted(p, d, k, outer)
 {
 	outer = performing;
 	if
@@ -191,7 +192,7 @@ active proctype T() provided (!intr && !intr2)
 		lock == 0 -> lock = T_THREAD;
 		unlock_pop(d, p);
 		if
-		:: p != 0 -> run_deferred(p, d, k, outer)
+		:: p != 0 -> run_posted(p, d, k, outer)
 		:: else
 		fi
 	:: else -> break
@@ -250,7 +251,7 @@ active proctype H() provided (!intr2)
 			/* H2 may have posted to H's entry: as any unlock */
 			if
 			:: p != 0 && performing -> carry_add(p)
-			:: p != 0 && !performing -> run_deferred(p, d, k, outer)
+			:: p != 0 && !performing -> run_posted(p, d, k, outer)
 			:: else
 			fi
 		fi;
