@@ -95,35 +95,36 @@ SWAIT_EXPORT void swait_complete_all(struct swait_completion *c)
 	swait_wake_all_and_unlock(&c->wait);	/* returns unlocked */
 }
 
-SWAIT_EXPORT bool swait_completion_try_wait(struct swait_completion *c)
+/*
+ * Whether an event is posted, consuming one if consume.  Under the lock even
+ * when it only looks, as in the kernel: a complete() still holding the lock
+ * (or a complete_all() walk, which quiesce waits out) is done with *c when
+ * this returns, so the caller may free c on true.
+ */
+static bool check_done(struct swait_completion *c, bool consume)
 {
 	unsigned int d;
 
 	if (peek_done(c) == 0)
 		return false;
-	swait_head_lock(&c->wait);
-	d = c->done;
-	if (d != 0 && d != UINT_MAX)
-		set_done(c, d - 1);
-	else if (d == UINT_MAX)
-		swait_quiesce_dropping_lock(&c->wait);
-	swait_head_unlock(&c->wait);
-	return d != 0;
-}
-
-SWAIT_EXPORT bool swait_completion_done(struct swait_completion *c)
-{
-	unsigned int d;
-
-	if (peek_done(c) == 0)
-		return false;
-	/* As in the kernel: wait for a complete() still holding the lock. */
 	swait_head_lock(&c->wait);
 	d = c->done;
 	if (d == UINT_MAX)
 		swait_quiesce_dropping_lock(&c->wait);
+	else if (d != 0 && consume)
+		set_done(c, d - 1);
 	swait_head_unlock(&c->wait);
 	return d != 0;
+}
+
+SWAIT_EXPORT bool swait_completion_try_wait(struct swait_completion *c)
+{
+	return check_done(c, true);
+}
+
+SWAIT_EXPORT bool swait_completion_done(struct swait_completion *c)
+{
+	return check_done(c, false);
 }
 
 SWAIT_EXPORT void swait_completion_wait(struct swait_completion *c)
