@@ -171,6 +171,26 @@ static long parse_long(const char *name, const char *s, long min, long max)
 	return v;
 }
 
+/*
+ * The index of v in the NULL-terminated names, which list an enum's values
+ * in order; anything else is a usage error naming the choices.
+ */
+static int choice(const char *name, const char *v, const char *const names[])
+{
+	char list[128] = "";
+	int n;
+
+	for (n = 0; names[n]; n++) {
+		if (strcmp(v, names[n]) == 0)
+			return n;
+		if (n > 0)
+			strncat(list, names[n + 1] ? ", " : " or ",
+				sizeof(list) - strlen(list) - 1);
+		strncat(list, names[n], sizeof(list) - strlen(list) - 1);
+	}
+	bad("%s: '%s' is not %s", name, v, list);
+}
+
 static double parse_seconds(const char *name, const char *s)
 {
 	char *end;
@@ -299,15 +319,10 @@ static void parse(int argc, char **argv)
 			check_mech_list(v);
 			opt.mech_list = v;
 		} else if ((v = value_of(a, "--cpus", &i, argc, argv))) {
-			if (strcmp(v, "same") == 0)
-				opt.cpus = PLACE_SAME;
-			else if (strcmp(v, "split") == 0)
-				opt.cpus = PLACE_SPLIT;
-			else if (strcmp(v, "free") == 0)
-				opt.cpus = PLACE_FREE;
-			else
-				bad("--cpus: '%s' is not same, split or free",
-				    v);
+			static const char *const c[] = { "same", "split",
+							 "free", NULL };
+
+			opt.cpus = (enum placement)choice("--cpus", v, c);
 		} else if ((v = value_of(a, "--reps", &i, argc, argv))) {
 			opt.reps = (int)parse_long("--reps", v, 1, 1000);
 		} else if ((v = value_of(a, "--iterations", &i, argc, argv))) {
@@ -316,26 +331,17 @@ static void parse(int argc, char **argv)
 		} else if ((v = value_of(a, "--duration", &i, argc, argv))) {
 			opt.duration = parse_seconds("--duration", v);
 		} else if ((v = value_of(a, "--load", &i, argc, argv))) {
-			if (strcmp(v, "none") == 0)
-				opt.load = LOAD_NONE;
-			else if (strcmp(v, "cpu") == 0)
-				opt.load = LOAD_CPU;
-			else if (strcmp(v, "both") == 0)
-				opt.load = LOAD_BOTH;
-			else
-				bad("--load: '%s' is not none, cpu or both", v);
+			static const char *const c[] = { "none", "cpu", "both",
+							 NULL };
+
+			opt.load = (enum load_mode)choice("--load", v, c);
 		} else if ((v = value_of(a, "--threads", &i, argc, argv))) {
 			opt.threads = (int)parse_long("--threads", v, 1, 1024);
 		} else if ((v = value_of(a, "--format", &i, argc, argv))) {
-			if (strcmp(v, "table") == 0)
-				opt.format = FMT_TABLE;
-			else if (strcmp(v, "csv") == 0)
-				opt.format = FMT_CSV;
-			else if (strcmp(v, "json") == 0)
-				opt.format = FMT_JSON;
-			else
-				bad("--format: '%s' is not table, csv or json",
-				    v);
+			static const char *const c[] = { "table", "csv",
+							 "json", NULL };
+
+			opt.format = (enum format)choice("--format", v, c);
 		} else if ((v = value_of(a, "--output", &i, argc, argv))) {
 			if (!*v)
 				bad("--output: empty file name");
