@@ -8,10 +8,13 @@
  *    unmapped harmless: the kernel keys a private futex by (mm, address) and
  *    never touches the page, so a late wake on a departed waiter's word can
  *    at worst wake some unrelated futex waiter at the same address, which
- *    every futex user must already tolerate as a spurious wakeup.
+ *    every futex user must already tolerate as a spurious wakeup, or find a PI
+ *    futex there, which the kernel reports and swait_futex_wake() ignores.
  *  - errno is never changed: the library returns errors, pthread style.
  *  - Errors that a correct program cannot see (EFAULT, ENOSYS, EINVAL from
- *    the kernel after our own validation) abort with file, line and errno.
+ *    the kernel after our own validation) abort with file, line and errno,
+ *    except where the call may legitimately land on reused memory: see
+ *    swait_futex_wake().
  */
 #ifndef SWAIT_FUTEX_H
 #define SWAIT_FUTEX_H
@@ -24,6 +27,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "internal.h"
 
 /*
  * Sleep while *word == expected, until a FUTEX_WAKE on word, a signal, or the
@@ -55,13 +59,32 @@ static inline int swait_futex_wait(uint32_t *word, uint32_t expected,
 	return err;
 }
 
-/* Wake up to n threads sleeping on word.  Never blocks. */
+/*
+ * Wake up to n threads sleeping on word.  Never blocks, never fails.
+ *
+ * A wake may land late: the protocol lets a waker issue its FUTEX_WAKE
+ * after the waiter it flipped has returned (I3), after an unlocker has
+ * released a lock word whose head was then freed, after a wake_all walk
+ * ended.  By then the memory may hold anything, including a PI futex that
+ * a thread is blocked on (an on-stack PI head, a PTHREAD_PRIO_INHERIT
+ * mutex), and the kernel answers FUTEX_WAKE on a PI futex with EINVAL.
+ * That wake had nobody left to wake, so EINVAL and EFAULT are ignored,
+ * as glibc's futex_wake() ignores them for the same reason.  Only ENOSYS
+ * (no futexes at all) is fatal.
+ */
 static inline void swait_futex_wake(uint32_t *word, int n)
 {
 	int saved = errno;
 
+#if SWAIT_TEST_HOOKS
+	void (*hook)(uint32_t *) = __atomic_load_n(&swait_hook_futex_wake,
+						   __ATOMIC_ACQUIRE);
+
+	if (hook)
+		hook(word);
+#endif
 	if (syscall(SYS_futex, word, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, n,
-		    NULL, NULL, 0) < 0)
+		    NULL, NULL, 0) < 0 && errno == ENOSYS)
 		swait_fatal_errno("FUTEX_WAKE", errno, __FILE__, __LINE__);
 	errno = saved;
 }

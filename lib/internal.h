@@ -7,6 +7,8 @@
 #ifndef SWAIT_INTERNAL_H
 #define SWAIT_INTERNAL_H
 
+#include <stdint.h>
+
 #include "swait.h"
 
 #define SWAIT_EXPORT __attribute__((visibility("default")))
@@ -37,6 +39,9 @@ extern void (*swait_hook_prepare_locked)(struct swait_head *head);
 
 /* Test builds only: how many wakes were posted to a holder (S1). */
 extern unsigned long swait_hook_deferred;
+
+/* Test builds only: before every FUTEX_WAKE (lib/futex.h), when set. */
+extern void (*swait_hook_futex_wake)(uint32_t *word);
 #endif
 
 #endif /* SWAIT_INTERNAL_H */

@@ -57,7 +57,8 @@
  *      waiter has returned: private futexes are keyed by address, the
  *      kernel never touches the page, and a wake of an unrelated futex at
  *      a reused address is a spurious wakeup, which every futex user
- *      tolerates.  So a waiter that sees WOKEN_* (acquire) owns its frame.
+ *      tolerates, or an EINVAL when the address now holds a PI futex,
+ *      which swait_futex_wake() ignores.  So a waiter that sees WOKEN_* (acquire) owns its frame.
  *  I4. A waiter that is QUEUED or SLEEPING may not leave: its memory is on a
  *      list.  swait_finish() takes it off under the lock.  Cancellation
  *      runs swait_finish() from a cleanup handler.
@@ -132,6 +133,7 @@
 #if SWAIT_TEST_HOOKS
 unsigned swait_hook_max_hold_steps;
 void (*swait_hook_prepare_locked)(struct swait_head *head);
+void (*swait_hook_futex_wake)(uint32_t *word);
 #endif
 
 /* ------------------------------------------- the waker's side of a node */
