@@ -11,7 +11,7 @@
 #include <limits.h>
 #include <string.h>
 
-#include "unitutil.h"
+#include "tu_unit.h"
 
 static const struct timespec past = { 0, 0 };
 
@@ -203,20 +203,20 @@ static void test_sleep_after_wake_returns_at_once(void **state)
 	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
 
 	(void)state;
-	uu_watchdog("sleep after wake");
-	uu_phase("after wake_one");
+	tu_watchdog("sleep after wake");
+	tu_test_phase("after wake_one");
 	swait_prepare(&h, &w);
 	swait_wake_one(&h);
 	assert_int_equal(swait_sleep(&h, &w, 0, CLOCK_MONOTONIC, NULL), 0);
 	swait_finish(&h, &w);
 
-	uu_phase("after wake_all");
+	tu_test_phase("after wake_all");
 	swait_prepare(&h, &w);
 	swait_wake_all(&h);
 	assert_int_equal(swait_sleep(&h, &w, SWAIT_INTERRUPTIBLE,
 				     CLOCK_REALTIME, NULL), 0);
 	swait_finish(&h, &w);
-	uu_watchdog_done();
+	tu_watchdog_done();
 	assert_int_equal(swait_head_destroy(&h), 0);
 }
 
@@ -227,7 +227,7 @@ static void test_sleep_einval(void **state)
 	struct timespec neg_ns, big_ns, good;
 
 	(void)state;
-	good = uu_deadline(CLOCK_MONOTONIC, 10LL * 1000000000LL);
+	good = tu_deadline(CLOCK_MONOTONIC, 10LL * 1000000000LL);
 	neg_ns = good;
 	neg_ns.tv_nsec = -1;
 	big_ns = good;
@@ -310,15 +310,15 @@ static void test_sleep_deadline_past(void **state)
 	unsigned i;
 
 	(void)state;
-	uu_watchdog("sleep with a past deadline");
+	tu_watchdog("sleep with a past deadline");
 	swait_prepare(&h, &w);
 	for (i = 0; i < 2; i++) {
 		dl.tv_sec = 0;
 		dl.tv_nsec = 0;
 		check_past(&h, &w, clocks[i], dl);
-		check_past(&h, &w, clocks[i], uu_deadline(clocks[i], -1));
+		check_past(&h, &w, clocks[i], tu_deadline(clocks[i], -1));
 		check_past(&h, &w, clocks[i],
-			   uu_deadline(clocks[i], -1000000000LL));
+			   tu_deadline(clocks[i], -1000000000LL));
 		/* The kernel would refuse these: they must count as past. */
 		dl.tv_sec = -1;
 		dl.tv_nsec = 0;
@@ -327,7 +327,7 @@ static void test_sleep_deadline_past(void **state)
 		dl.tv_nsec = 999999999;
 		check_past(&h, &w, clocks[i], dl);
 	}
-	uu_watchdog_done();
+	tu_watchdog_done();
 	/* A timeout leaves the waiter queued, and wakeable, until finish. */
 	swait_wake_one(&h);
 	assert_false(swait_active(&h));
@@ -346,16 +346,16 @@ static void test_sleep_deadline_future(void **state)
 	unsigned i;
 
 	(void)state;
-	uu_watchdog("sleep with a 20 ms deadline");
+	tu_watchdog("sleep with a 20 ms deadline");
 	swait_prepare(&h, &w);
 	for (i = 0; i < 2; i++) {
-		dl = uu_deadline(clocks[i], 20 * 1000000LL);
+		dl = tu_deadline(clocks[i], 20 * 1000000LL);
 		assert_int_equal(swait_sleep(&h, &w, 0, clocks[i], &dl),
 				 ETIMEDOUT);
-		assert_true(uu_reached(clocks[i], &dl));
+		assert_true(tu_reached(clocks[i], &dl));
 		assert_true(swait_active(&h));
 	}
-	uu_watchdog_done();
+	tu_watchdog_done();
 	swait_finish(&h, &w);
 	assert_int_equal(swait_head_destroy(&h), 0);
 }

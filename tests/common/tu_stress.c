@@ -6,15 +6,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "stressutil.h"
+#include "tu_stress.h"
 
-static struct st_thread slots[ST_MAX_THREADS];
+static struct tu_thread slots[TU_MAX_THREADS];
 static int nslots;
 static long progress_extra;
 static void (*extra_describe)(FILE *out);
 static const char *test_what;
 static long tick_last;		/* progress at the last re-arm */
-static long long tick_checked;	/* when st_tick() last looked */
+static long long tick_checked;	/* when tu_tick() last looked */
 static uint64_t seed_base;	/* SWAIT_STRESS_SEED */
 
 static void describe(FILE *out)
@@ -23,12 +23,12 @@ static void describe(FILE *out)
 
 	fprintf(out, "threads (%d):\n", n);
 	for (int i = 0; i < n; i++) {
-		struct st_thread *t = &slots[i];
+		struct tu_thread *t = &slots[i];
 		const char *ph = __atomic_load_n(&t->phase, __ATOMIC_ACQUIRE);
 
 		fprintf(out, "  %s %d: %s, count %ld, aux %ld%s\n",
 			t->role, t->idx, ph ? ph : "(not started)",
-			st_load(&t->count), st_load(&t->aux),
+			TU_LOAD(&t->count), TU_LOAD(&t->aux),
 			__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE) ?
 			" [exited]" : "");
 	}
@@ -39,7 +39,7 @@ static void describe(FILE *out)
 						    __ATOMIC_RELAXED));
 }
 
-void st_print_config(void)
+void tu_print_config(void)
 {
 	const char *s = getenv("SWAIT_STRESS_SCALE");
 	const char *d = getenv("SWAIT_TEST_SLOWDOWN");
@@ -74,7 +74,7 @@ static void on_crash(int sig)
 	raise(sig);
 }
 
-void st_begin(const char *what, void (*extra)(FILE *out))
+void tu_begin(const char *what, void (*extra)(FILE *out))
 {
 	static const int crash_signals[] = { SIGSEGV, SIGBUS, SIGILL,
 					     SIGFPE, SIGABRT };
@@ -86,24 +86,24 @@ void st_begin(const char *what, void (*extra)(FILE *out))
 	test_what = what;
 	tick_last = 0;
 	tick_checked = tu_now_ns();
-	(void)st_seed(0);	/* picks and prints the seed before any thread */
+	(void)tu_seed(0);	/* picks and prints the seed before any thread */
 	for (size_t i = 0; i < sizeof(crash_signals) / sizeof(int); i++)
 		signal(crash_signals[i], on_crash);
-	tu_watchdog_arm(ST_STALL_SECONDS, what, describe);
+	tu_watchdog_arm(TU_STALL_SECONDS, what, describe);
 }
 
-void st_end(void)
+void tu_end(void)
 {
 	tu_watchdog_disarm();
 }
 
-struct st_thread *st_slot(const char *role, int idx)
+struct tu_thread *tu_slot(const char *role, int idx)
 {
-	struct st_thread *t;
+	struct tu_thread *t;
 
-	if (nslots >= ST_MAX_THREADS) {
-		fprintf(stderr, "stressutil: more than %d threads\n",
-			ST_MAX_THREADS);
+	if (nslots >= TU_MAX_THREADS) {
+		fprintf(stderr, "tu_stress: more than %d threads\n",
+			TU_MAX_THREADS);
 		abort();
 	}
 	t = &slots[nslots];
@@ -118,13 +118,13 @@ struct st_thread *st_slot(const char *role, int idx)
 	return t;
 }
 
-void st_exit(struct st_thread *t)
+void tu_thread_exit(struct tu_thread *t)
 {
-	st_phase(t, "exited");
+	tu_phase(t, "exited");
 	__atomic_store_n(&t->exited, 1, __ATOMIC_RELEASE);
 }
 
-void st_progress(void)
+void tu_progress(void)
 {
 	__atomic_fetch_add(&progress_extra, 1, __ATOMIC_RELAXED);
 }
@@ -135,12 +135,12 @@ static long progress_now(void)
 	long sum = __atomic_load_n(&progress_extra, __ATOMIC_RELAXED);
 
 	for (int i = 0; i < n; i++)
-		sum += st_load(&slots[i].count) + st_load(&slots[i].aux) +
+		sum += TU_LOAD(&slots[i].count) + TU_LOAD(&slots[i].aux) +
 		       __atomic_load_n(&slots[i].exited, __ATOMIC_RELAXED);
 	return sum;
 }
 
-void st_tick(void)
+void tu_tick(void)
 {
 	long now;
 
@@ -149,13 +149,13 @@ void st_tick(void)
 	now = progress_now();
 	if (now != tick_last) {
 		/* Moving: a stall is measured from here. */
-		tu_watchdog_arm(ST_STALL_SECONDS, test_what, describe);
+		tu_watchdog_arm(TU_STALL_SECONDS, test_what, describe);
 		tick_last = now;
 	}
 	tick_checked = tu_now_ns();
 }
 
-void st_wait(bool (*done)(void *arg), void *arg)
+void tu_wait(bool (*done)(void *arg), void *arg)
 {
 	unsigned polls = 0;
 
@@ -168,9 +168,9 @@ void st_wait(bool (*done)(void *arg), void *arg)
 
 			nanosleep(&ts, NULL);
 		}
-		st_tick();
+		tu_tick();
 	}
-	st_progress();
+	tu_progress();
 }
 
 static bool all_exited(void *arg)
@@ -186,14 +186,14 @@ static bool all_exited(void *arg)
 
 static bool slot_exited(void *arg)
 {
-	struct st_thread *t = arg;
+	struct tu_thread *t = arg;
 
 	return __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE) != 0;
 }
 
-void st_wait_exited(void)
+void tu_wait_exited(void)
 {
-	st_wait(all_exited, NULL);
+	tu_wait(all_exited, NULL);
 	for (int i = 0; i < nslots; i++) {
 		if (slots[i].tid) {
 			pthread_join(slots[i].tid, NULL);
@@ -202,27 +202,27 @@ void st_wait_exited(void)
 	}
 }
 
-void st_wait_slot_exited(struct st_thread *t)
+void tu_wait_slot_exited(struct tu_thread *t)
 {
-	st_wait(slot_exited, t);
+	tu_wait(slot_exited, t);
 }
 
-void st_spawn(struct st_thread *t, void *(*fn)(void *), void *arg)
+void tu_spawn(struct tu_thread *t, void *(*fn)(void *), void *arg)
 {
 	int err = pthread_create(&t->tid, NULL, fn, arg);
 
 	if (err) {
-		fprintf(stderr, "stressutil: pthread_create: %s\n",
+		fprintf(stderr, "tu_stress: pthread_create: %s\n",
 			strerror(err));
 		abort();
 	}
 }
 
-uint64_t st_seed(int salt)
+uint64_t tu_seed(int salt)
 {
 	uint64_t s;
 
-	/* st_begin() calls this first, before it starts any worker. */
+	/* tu_begin() calls this first, before it starts any worker. */
 	if (!__atomic_load_n(&seed_base, __ATOMIC_RELAXED)) {
 		const char *e = getenv("SWAIT_STRESS_SEED");
 		uint64_t b = e ? strtoull(e, NULL, 0) :
@@ -240,14 +240,8 @@ uint64_t st_seed(int salt)
 	return s ? s : 1;
 }
 
-void st_spin(unsigned n)
-{
-	for (volatile unsigned i = 0; i < n; i++)
-		;
-}
-
-void st_tokens_describe(FILE *out, const char *name,
-			const struct st_tokens *p)
+void tu_tokens_describe(FILE *out, const char *name,
+			const struct tu_tokens *p)
 {
 	fprintf(out, "%s: posted %ld, taken %ld, available %ld\n", name,
 		__atomic_load_n(&p->posted, __ATOMIC_RELAXED),
@@ -255,13 +249,13 @@ void st_tokens_describe(FILE *out, const char *name,
 		__atomic_load_n(&p->avail, __ATOMIC_RELAXED));
 }
 
-#define ST_SCRIBBLE_WORDS 512
-#define ST_SCRIBBLE_PATTERN 0x5a17c0de5a17c0deull
+#define TU_SCRIBBLE_WORDS 512
+#define TU_SCRIBBLE_PATTERN 0x5a17c0de5a17c0deull
 
 __attribute__((noinline))
-bool st_scribble_check(unsigned spins)
+bool tu_scribble_check(unsigned spins)
 {
-	volatile uint64_t buf[ST_SCRIBBLE_WORDS];
+	volatile uint64_t buf[TU_SCRIBBLE_WORDS];
 	bool ok = true;
 
 	/*
@@ -269,11 +263,11 @@ bool st_scribble_check(unsigned spins)
 	 * same depth).  A library that wrote to a waiter or completion in that
 	 * frame after the waiter left would change a word here.
 	 */
-	for (int i = 0; i < ST_SCRIBBLE_WORDS; i++)
-		buf[i] = ST_SCRIBBLE_PATTERN ^ (uint64_t)i;
-	st_spin(spins);
-	for (int i = 0; i < ST_SCRIBBLE_WORDS; i++)
-		if (buf[i] != (ST_SCRIBBLE_PATTERN ^ (uint64_t)i))
+	for (int i = 0; i < TU_SCRIBBLE_WORDS; i++)
+		buf[i] = TU_SCRIBBLE_PATTERN ^ (uint64_t)i;
+	tu_spin(spins);
+	for (int i = 0; i < TU_SCRIBBLE_WORDS; i++)
+		if (buf[i] != (TU_SCRIBBLE_PATTERN ^ (uint64_t)i))
 			ok = false;
 	return ok;
 }

@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tu_stress.h - the stress tests' part of the helper layer, built on
+ * testutil.h: a table of worker threads with the phase each one is in (so
+ * that a watchdog report says who waits on what), a monitor loop that
+ * re-arms the watchdog while the test makes progress, a token pool, and
+ * the rounds that "leavers" park in.
+ *
+ * The watchdog is a stall detector, not a time budget: the main thread
+ * re-arms it whenever the workers' counts move, so a soak run at
+ * SWAIT_STRESS_SCALE=100 may run for as long as it needs, while a lost
+ * wakeup (nothing moves any more) fails after TU_STALL_SECONDS.
+ *
+ * cmocka's assertions longjmp and are not thread-safe: workers only count,
+ * and the main thread asserts after joining them.
+ *
+ * RUNNING THE STRESS SUITE
+ *
+ *	meson test -C build --suite stress			CI, scale 1
+ *	SWAIT_STRESS_SCALE=100 meson test -C build --suite stress -t 0
+ *								soak; -t 0: no
+ *								meson timeout
+ *	SWAIT_STRESS_SCALE=0.05 SWAIT_TEST_SLOWDOWN=50 meson test -C build \
+ *		--suite stress --no-suite asan \
+ *		--wrapper 'valgrind --tool=helgrind'	(or drd)
+ *	build/tests/stress/stress-leave test_cancel_race	one test
+ *
+ * SWAIT_STRESS_SCALE multiplies every iteration count; the watchdog only
+ * measures stalls, so long runs need no other setting.  SWAIT_TEST_SLOWDOWN
+ * stretches the stall limit under Valgrind.  SWAIT_STRESS_SEED=<n> replays
+ * a run's random choices (each test prints its seed); the interleavings
+ * themselves do not replay.
+ */
+#ifndef SWAIT_TU_STRESS_H
+#define SWAIT_TU_STRESS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "swait.h"
+#include "testutil.h"
+
+/* Seconds without progress before the watchdog fires (times slowdown). */
+#define TU_STALL_SECONDS 20.0
+
+#define TU_MAX_THREADS 64
+
+/*
+ * One worker.  phase and count are written by the worker and read by the
+ * watchdog's describe() and the monitor, so both are accessed atomically.
+ */
+struct tu_thread {
+	const char *role;	/* "consumer", "waker", ... */
+	int idx;
+	const char *phase;	/* what it is doing now, a string literal */
+	long count;		/* items consumed, rounds done, ... */
+	long aux;		/* timeouts, EINTRs, ... (test-defined) */
+	int exited;		/* the thread function has returned */
+	pthread_t tid;
+};
+
+/*
+ * Start a test: clear the thread table and arm the watchdog.  describe()
+ * prints the table, then extra() (test-wide state such as the token count)
+ * if it is not NULL.
+ */
+void tu_begin(const char *what, void (*extra)(FILE *out));
+
+/* End a test: disarm the watchdog. */
+void tu_end(void);
+
+/* Take a table slot (main thread only). */
+struct tu_thread *tu_slot(const char *role, int idx);
+
+static inline void tu_phase(struct tu_thread *t, const char *phase)
+{
+	TU_STORE(&t->phase, phase);
+}
+
+/* A worker's last act: mark its slot exited (the monitor joins on this). */
+void tu_thread_exit(struct tu_thread *t);
+
+/* Note progress made outside any slot's count (e.g. by the main thread). */
+void tu_progress(void);
+
+/*
+ * Run the monitor until done(arg) is true: sleep a little between checks,
+ * re-arm the watchdog whenever any slot's count or tu_progress() moved.
+ */
+void tu_wait(bool (*done)(void *arg), void *arg);
+
+/*
+ * For a main thread that waits some other way (in a loop with a timeout):
+ * re-arm the watchdog if there was progress since the last call.  Cheap;
+ * call it often.
+ */
+void tu_tick(void);
+
+/* tu_wait() until every slot taken so far (or slot t) has exited. */
+void tu_wait_exited(void);
+void tu_wait_slot_exited(struct tu_thread *t);
+
+/* Create a thread for slot t; aborts on failure (never expected here). */
+void tu_spawn(struct tu_thread *t, void *(*fn)(void *), void *arg);
+
+/* A seed that differs between threads and runs, printed by tu_begin(). */
+uint64_t tu_seed(int salt);
+
+/*
+ * A token pool: a waker posts a token then wakes one waiter; a waiter's
+ * condition takes one with a CAS, so the condition consumes what it waits
+ * for and each token is consumed exactly once.
+ */
+struct tu_tokens {
+	long avail;	/* posted, not yet taken */
+	long posted;	/* total posted */
+	long taken;	/* total taken */
+};
+
+static inline void tu_token_post(struct tu_tokens *p, long n)
+{
+	(void)TU_ADD(&p->posted, n);
+	/* Pairs with the CAS in tu_token_take(). */
+	(void)TU_ADD(&p->avail, n);
+}
+
+static inline bool tu_token_take(struct tu_tokens *p)
+{
+	long v = TU_LOAD(&p->avail);
+
+	while (v > 0) {
+		tu_release(&p->avail);
+		if (__atomic_compare_exchange_n(&p->avail, &v, v - 1, false,
+						__ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE)) {
+			tu_acquire(&p->avail);
+			(void)TU_ADD(&p->taken, 1);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Every posted token was taken (main thread, at a checkpoint). */
+static inline bool tu_tokens_drained(void *arg)
+{
+	struct tu_tokens *p = arg;
+
+	return TU_LOAD(&p->taken) == TU_LOAD(&p->posted);
+}
+
+void tu_tokens_describe(FILE *out, const char *name,
+			const struct tu_tokens *p);
+
+/*
+ * Frame reuse check for the use-after-return hunts: fill a stack buffer
+ * that overlaps the frame a just-returned call used, give a late writer a
+ * moment, and report whether the pattern survived.  Call it from the same
+ * caller, at the same depth, as the call whose frame it should cover.
+ */
+bool tu_scribble_check(unsigned spins);
+
+/* "SWAIT_STRESS_SCALE=..": the header of every test's output. */
+void tu_print_config(void);
+
+#endif
