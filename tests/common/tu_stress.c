@@ -249,6 +249,102 @@ void tu_tokens_describe(FILE *out, const char *name,
 		__atomic_load_n(&p->avail, __ATOMIC_RELAXED));
 }
 
+void tu_rounds_init(struct tu_rounds *g)
+{
+	memset(g, 0, sizeof(*g));
+	pthread_mutex_init(&g->lock, NULL);
+	pthread_cond_init(&g->cond, NULL);
+}
+
+void tu_rounds_destroy(struct tu_rounds *g)
+{
+	pthread_cond_destroy(&g->cond);
+	pthread_mutex_destroy(&g->lock);
+}
+
+void tu_rounds_start(struct tu_rounds *g, long r)
+{
+	pthread_mutex_lock(&g->lock);
+	TU_STORE(&g->pause, 0);
+	TU_STORE(&g->parked, 0);
+	TU_STORE(&g->round, r);
+	pthread_cond_broadcast(&g->cond);
+	pthread_mutex_unlock(&g->lock);
+}
+
+void tu_rounds_wait(struct tu_rounds *g, long r)
+{
+	pthread_mutex_lock(&g->lock);
+	while (g->round < r)
+		pthread_cond_wait(&g->cond, &g->lock);
+	pthread_mutex_unlock(&g->lock);
+}
+
+void tu_rounds_park(struct tu_rounds *g, struct tu_thread *t)
+{
+	long r;
+
+	tu_phase(t, "parked until the next round (the steady threads "
+		    "must take the rest)");
+	pthread_mutex_lock(&g->lock);
+	(void)TU_ADD(&g->parked, 1);
+	r = g->round;
+	while (g->round == r && !TU_LOAD(&g->done))
+		pthread_cond_wait(&g->cond, &g->lock);
+	pthread_mutex_unlock(&g->lock);
+}
+
+struct rounds_want {
+	struct tu_rounds *g;
+	long posters_done;
+	int parked;
+};
+
+static bool posters_finished(void *arg)
+{
+	struct rounds_want *w = arg;
+
+	return TU_LOAD(&w->g->posters_done) >= w->posters_done;
+}
+
+static bool all_parked(void *arg)
+{
+	struct rounds_want *w = arg;
+
+	return TU_LOAD(&w->g->parked) == w->parked;
+}
+
+void tu_rounds_run(struct tu_rounds *g, long r, long nposters, int nleavers,
+		   void (*kick)(void))
+{
+	struct rounds_want want = { g, nposters * r, nleavers };
+
+	tu_rounds_start(g, r);
+	tu_wait(posters_finished, &want);
+	if (nleavers > 0) {
+		TU_STORE(&g->pause, 1);
+		if (kick)
+			kick();
+		tu_wait(all_parked, &want);
+	}
+}
+
+void tu_rounds_finish(struct tu_rounds *g, long rounds)
+{
+	TU_STORE(&g->done, 1);
+	tu_rounds_start(g, rounds + 1);
+}
+
+void tu_rounds_describe(FILE *out, const struct tu_rounds *g)
+{
+	fprintf(out, "round %ld, poster rounds done %ld, pause %d, parked %d, "
+		"done %d\n", __atomic_load_n(&g->round, __ATOMIC_RELAXED),
+		__atomic_load_n(&g->posters_done, __ATOMIC_RELAXED),
+		__atomic_load_n(&g->pause, __ATOMIC_RELAXED),
+		__atomic_load_n(&g->parked, __ATOMIC_RELAXED),
+		__atomic_load_n(&g->done, __ATOMIC_RELAXED));
+}
+
 #define TU_SCRIBBLE_WORDS 512
 #define TU_SCRIBBLE_PATTERN 0x5a17c0de5a17c0deull
 

@@ -155,6 +155,64 @@ void tu_tokens_describe(FILE *out, const char *name,
 			const struct tu_tokens *p);
 
 /*
+ * Rounds, for tests that hunt a dropped wake (stress_leave.c,
+ * stress_any.c).  The main thread starts round r; posters wait for it,
+ * post, and count their round done in posters_done; "leavers" (threads
+ * that stop waiting on a timeout, a signal, ...) park until the next round
+ * starts, so that they cannot come back and rescue a token whose wake they
+ * dropped.  At the end of a round the main thread pauses the leavers and
+ * waits until all of them are parked; the test then waits until the steady
+ * threads alone have taken every token.  Nothing else wakes them then: a
+ * dropped wake strands its token while everyone sleeps, and the watchdog
+ * names the sleepers.  One set of rounds per test.
+ */
+struct tu_rounds {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	long round;		/* written under lock; atomic */
+	int pause;		/* atomic: leavers park when they can */
+	int parked;		/* atomic: leavers parked this round */
+	int done;		/* atomic: everybody leaves */
+	long posters_done;	/* atomic: poster rounds done, cumulative */
+};
+
+void tu_rounds_init(struct tu_rounds *g);
+void tu_rounds_destroy(struct tu_rounds *g);
+
+/* Start round r: clear pause and parked, release posters and the parked. */
+void tu_rounds_start(struct tu_rounds *g, long r);
+
+/* A poster: wait until round r has started. */
+void tu_rounds_wait(struct tu_rounds *g, long r);
+
+/* A poster: round done. */
+static inline void tu_rounds_posted(struct tu_rounds *g)
+{
+	(void)TU_ADD(&g->posters_done, 1);
+}
+
+/*
+ * A leaver, off every head: stay away for the rest of the round (or until
+ * done).  A retry would take a token whose wake it dropped, and hide the
+ * bug.
+ */
+void tu_rounds_park(struct tu_rounds *g, struct tu_thread *t);
+
+/*
+ * Main thread: run round r up to its drain.  Start it, wait until the
+ * nposters posters have done it, then pause the leavers (kick(), if not
+ * NULL, wakes those that sleep without a deadline) and wait until all
+ * nleavers are parked.  The caller then drains.
+ */
+void tu_rounds_run(struct tu_rounds *g, long r, long nposters, int nleavers,
+		   void (*kick)(void));
+
+/* After the last round: let every thread go (the caller wakes the heads). */
+void tu_rounds_finish(struct tu_rounds *g, long rounds);
+
+void tu_rounds_describe(FILE *out, const struct tu_rounds *g);
+
+/*
  * Frame reuse check for the use-after-return hunts: fill a stack buffer
  * that overlaps the frame a just-returned call used, give a late writer a
  * moment, and report whether the pattern survived.  Call it from the same

@@ -50,116 +50,8 @@
 
 /* ------------------------------------------------------------ the rounds */
 
-/*
- * Shared by the three tests (one runs at a time).  The main thread starts
- * round r; posters wait for it, post, and count their round done; leavers
- * that leave park until the next round starts.
- */
-static struct {
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	long round;		/* written under lock; atomic */
-	int pause;		/* atomic: leavers park when they can */
-	int parked;		/* atomic: leavers parked this round */
-	int done;		/* atomic: everybody leaves */
-	long posters_done;	/* atomic: poster rounds done, cumulative */
-} gt;
-
-static void gt_init(void)
-{
-	memset(&gt, 0, sizeof(gt));
-	pthread_mutex_init(&gt.lock, NULL);
-	pthread_cond_init(&gt.cond, NULL);
-}
-
-static void gt_destroy(void)
-{
-	pthread_cond_destroy(&gt.cond);
-	pthread_mutex_destroy(&gt.lock);
-}
-
-static void gt_set_round(long r)
-{
-	pthread_mutex_lock(&gt.lock);
-	TU_STORE(&gt.pause, 0);
-	TU_STORE(&gt.parked, 0);
-	TU_STORE(&gt.round, r);
-	pthread_cond_broadcast(&gt.cond);
-	pthread_mutex_unlock(&gt.lock);
-}
-
-/* A poster: wait until round r has started. */
-static void gt_wait_round(long r)
-{
-	pthread_mutex_lock(&gt.lock);
-	while (gt.round < r)
-		pthread_cond_wait(&gt.cond, &gt.lock);
-	pthread_mutex_unlock(&gt.lock);
-}
-
-/*
- * A leaver, off every head: stay away for the rest of the round.  A retry
- * would take a token whose wake we dropped, and hide the bug.
- */
-static void gt_park(struct tu_thread *t)
-{
-	long r;
-
-	tu_phase(t, "parked until the next round (the steady threads "
-		    "must take the rest)");
-	pthread_mutex_lock(&gt.lock);
-	(void)TU_ADD(&gt.parked, 1);
-	r = gt.round;
-	while (gt.round == r && !TU_LOAD(&gt.done))
-		pthread_cond_wait(&gt.cond, &gt.lock);
-	pthread_mutex_unlock(&gt.lock);
-}
-
-static bool gt_posters_finished(void *arg)
-{
-	return TU_LOAD(&gt.posters_done) >= *(long *)arg;
-}
-
-static bool gt_all_parked(void *arg)
-{
-	return TU_LOAD(&gt.parked) == *(int *)arg;
-}
-
-/*
- * Run round r up to its drain: start it, wait for the posters, then pause
- * the leavers (kick() wakes those that sleep without a deadline) and wait
- * until every one is parked.
- */
-static void gt_round(long r, long nposters, int nleavers, void (*kick)(void))
-{
-	long want = nposters * r;
-
-	gt_set_round(r);
-	tu_wait(gt_posters_finished, &want);
-	if (nleavers > 0) {
-		TU_STORE(&gt.pause, 1);
-		if (kick)
-			kick();
-		tu_wait(gt_all_parked, &nleavers);
-	}
-}
-
-/* After the last round: let every thread go (the caller wakes the heads). */
-static void gt_finish(long rounds)
-{
-	TU_STORE(&gt.done, 1);
-	gt_set_round(rounds + 1);
-}
-
-static void gt_describe(FILE *out)
-{
-	fprintf(out, "round %ld, poster rounds done %ld, pause %d, parked %d, "
-		"done %d\n", __atomic_load_n(&gt.round, __ATOMIC_RELAXED),
-		__atomic_load_n(&gt.posters_done, __ATOMIC_RELAXED),
-		__atomic_load_n(&gt.pause, __ATOMIC_RELAXED),
-		__atomic_load_n(&gt.parked, __ATOMIC_RELAXED),
-		__atomic_load_n(&gt.done, __ATOMIC_RELAXED));
-}
+/* Shared by the three tests (one runs at a time); see tu_stress.h. */
+static struct tu_rounds gt;
 
 /* A deadline 10-100 us ahead, where a round's posts land. */
 static void short_deadline(struct timespec *dl, uint64_t *rnd)
@@ -254,7 +146,7 @@ static void wq_note(struct wq_worker *wk, int q, long g, bool direct)
 static void wq_park(struct wq_worker *wk)
 {
 	wk->parks++;
-	gt_park(wk->t);
+	tu_rounds_park(&gt, wk->t);
 }
 
 static void *wq_worker(void *arg)
@@ -373,7 +265,7 @@ static void *wq_producer(void *arg)
 		long n;
 
 		tu_phase(t, "waiting for the round to start");
-		gt_wait_round(r);
+		tu_rounds_wait(&gt, r);
 		n = 1 + (long)(tu_rand(&rnd) % 2);
 		tu_phase(t, "posting tokens (post, swait_wake_one)");
 		for (long i = 0; i < n; i++) {
@@ -383,7 +275,7 @@ static void *wq_producer(void *arg)
 			swait_wake_one(&wq.head[q]);
 			(void)TU_ADD(&t->count, 1);
 		}
-		(void)TU_ADD(&gt.posters_done, 1);
+		tu_rounds_posted(&gt);
 	}
 	tu_thread_exit(t);
 	return NULL;
@@ -396,7 +288,7 @@ static void *wq_config(void *arg)
 
 	for (long r = 1; r <= wq.rounds; r++) {
 		tu_phase(t, "waiting for the round to start");
-		gt_wait_round(r);
+		tu_rounds_wait(&gt, r);
 		if (tu_rand(&rnd) % 2 == 0) {
 			tu_phase(t, "bumping the generation, swait_wake_all");
 			tu_spin((unsigned)(tu_rand(&rnd) % 131072));
@@ -404,7 +296,7 @@ static void *wq_config(void *arg)
 			swait_wake_all(&wq.head[WQ_C]);
 			(void)TU_ADD(&t->count, 1);
 		}
-		(void)TU_ADD(&gt.posters_done, 1);
+		tu_rounds_posted(&gt);
 	}
 	tu_thread_exit(t);
 	return NULL;
@@ -439,7 +331,7 @@ static void wq_describe(FILE *out)
 	fprintf(out, "\nswait_active A %d, B %d, C %d\n",
 		swait_active(&wq.head[WQ_A]), swait_active(&wq.head[WQ_B]),
 		swait_active(&wq.head[WQ_C]));
-	gt_describe(out);
+	tu_rounds_describe(out, &gt);
 }
 
 static void test_any_work_queues(void **state)
@@ -449,7 +341,7 @@ static void test_any_work_queues(void **state)
 
 	(void)state;
 	memset(&wq, 0, sizeof(wq));
-	gt_init();
+	tu_rounds_init(&gt);
 	for (int i = 0; i < WQ_NHEADS; i++)
 		swait_head_init(&wq.head[i]);
 	wq.rounds = tu_scale(4000);
@@ -470,10 +362,10 @@ static void test_any_work_queues(void **state)
 	tu_spawn(wq.cfg, wq_config, wq.cfg);
 
 	for (long r = 1; r <= wq.rounds; r++) {
-		gt_round(r, WQ_POSTERS, WQ_WORKERS - WQ_STEADY, NULL);
+		tu_rounds_run(&gt, r, WQ_POSTERS, WQ_WORKERS - WQ_STEADY, NULL);
 		tu_wait(wq_settled, NULL);
 	}
-	gt_finish(wq.rounds);
+	tu_rounds_finish(&gt, wq.rounds);
 	for (int i = 0; i < WQ_NHEADS; i++)
 		swait_wake_all(&wq.head[i]);
 	tu_wait_exited();
@@ -512,7 +404,7 @@ static void test_any_work_queues(void **state)
 	assert_true(timeouts > 0);	/* the race was actually run */
 	for (int i = 0; i < WQ_NHEADS; i++)
 		assert_int_equal(swait_head_destroy(&wq.head[i]), 0);
-	gt_destroy();
+	tu_rounds_destroy(&gt);
 }
 
 /* ----------------------------- grouped and single waiters on one head */
@@ -593,7 +485,7 @@ static void *mx_single(void *arg)
 static void mx_park(struct tu_thread *t)
 {
 	mx.parks[t->idx]++;
-	gt_park(t);
+	tu_rounds_park(&gt, t);
 }
 
 static void *mx_grouped(void *arg)
@@ -691,7 +583,7 @@ static void *mx_poster(void *arg)
 		long n;
 
 		tu_phase(t, "waiting for the round to start");
-		gt_wait_round(r);
+		tu_rounds_wait(&gt, r);
 		n = 1 + (long)(tu_rand(&rnd) % 3);
 		for (long i = 0; i < n; i++) {
 			unsigned kick = (unsigned)(tu_rand(&rnd) % 8);
@@ -707,7 +599,7 @@ static void *mx_poster(void *arg)
 			if (kick == 2 || kick == 3)
 				mx_kick(t, kick == 3);
 		}
-		(void)TU_ADD(&gt.posters_done, 1);
+		tu_rounds_posted(&gt);
 	}
 	tu_thread_exit(t);
 	return NULL;
@@ -725,7 +617,7 @@ static void mx_describe(FILE *out)
 	fprintf(out, "kicks on O %ld, swait_active H %d, O %d\n",
 		__atomic_load_n(&mx.kicks, __ATOMIC_RELAXED),
 		swait_active(&mx.h), swait_active(&mx.o));
-	gt_describe(out);
+	tu_rounds_describe(out, &gt);
 }
 
 static void test_any_mixed_with_single(void **state)
@@ -735,7 +627,7 @@ static void test_any_mixed_with_single(void **state)
 
 	(void)state;
 	memset(&mx, 0, sizeof(mx));
-	gt_init();
+	tu_rounds_init(&gt);
 	swait_head_init(&mx.h);
 	swait_head_init(&mx.o);
 	mx.rounds = tu_scale(6000);
@@ -754,11 +646,11 @@ static void test_any_mixed_with_single(void **state)
 	tu_spawn(mx.poster, mx_poster, mx.poster);
 
 	for (long r = 1; r <= mx.rounds; r++) {
-		gt_round(r, 1, MX_GROUPED, mx_pause_kick);
+		tu_rounds_run(&gt, r, 1, MX_GROUPED, mx_pause_kick);
 		/* The check: the single waiters alone take every token. */
 		tu_wait(tu_tokens_drained, &mx.tok);
 	}
-	gt_finish(mx.rounds);
+	tu_rounds_finish(&gt, mx.rounds);
 	swait_wake_all(&mx.h);
 	swait_wake_all(&mx.o);
 	tu_wait_exited();
@@ -787,7 +679,7 @@ static void test_any_mixed_with_single(void **state)
 	assert_true(ended_o > 0);	/* the race was actually run */
 	assert_int_equal(swait_head_destroy(&mx.h), 0);
 	assert_int_equal(swait_head_destroy(&mx.o), 0);
-	gt_destroy();
+	tu_rounds_destroy(&gt);
 }
 
 /* -------------------------------------- cancellation inside wait_any */
@@ -917,7 +809,7 @@ static void *cx_poster(void *arg)
 		int oldest;
 
 		tu_phase(t, "waiting for the round to start");
-		gt_wait_round(r);
+		tu_rounds_wait(&gt, r);
 		tu_phase(t, "posting a token (post, swait_wake_one)");
 		q = (unsigned)(tu_rand(&rnd) % 2);
 		tu_spin((unsigned)(tu_rand(&rnd) % 65536));
@@ -934,7 +826,7 @@ static void *cx_poster(void *arg)
 			TU_STORE(&cx.struck, oldest + 1);
 		}
 		(void)TU_ADD(&t->count, 1);
-		(void)TU_ADD(&gt.posters_done, 1);
+		tu_rounds_posted(&gt);
 	}
 	tu_thread_exit(t);
 	return NULL;
@@ -970,7 +862,7 @@ static void cx_describe(FILE *out)
 	fprintf(out, "struck %d, swait_active A %d, B %d\n",
 		__atomic_load_n(&cx.struck, __ATOMIC_RELAXED) - 1,
 		swait_active(&cx.head[0]), swait_active(&cx.head[1]));
-	gt_describe(out);
+	tu_rounds_describe(out, &gt);
 }
 
 static void test_any_cancel(void **state)
@@ -979,7 +871,7 @@ static void test_any_cancel(void **state)
 
 	(void)state;
 	memset(&cx, 0, sizeof(cx));
-	gt_init();
+	tu_rounds_init(&gt);
 	swait_head_init(&cx.head[0]);
 	swait_head_init(&cx.head[1]);
 	cx.rounds = tu_scale(4000);
@@ -996,7 +888,7 @@ static void test_any_cancel(void **state)
 	for (long r = 1; r <= cx.rounds; r++) {
 		struct tu_thread *dead;
 
-		gt_round(r, 1, 0, NULL);
+		tu_rounds_run(&gt, r, 1, 0, NULL);
 		dead = cx_reap();
 		/* The check: the survivors take the token. */
 		tu_wait(cx_drained, NULL);
@@ -1008,7 +900,7 @@ static void test_any_cancel(void **state)
 			tu_spawn(dead, cx_worker, dead);
 		}
 	}
-	gt_finish(cx.rounds);
+	tu_rounds_finish(&gt, cx.rounds);
 	swait_wake_all(&cx.head[0]);
 	swait_wake_all(&cx.head[1]);
 	tu_wait_exited();
@@ -1032,7 +924,7 @@ static void test_any_cancel(void **state)
 	assert_true(cx.cancels > 0);
 	assert_int_equal(swait_head_destroy(&cx.head[0]), 0);
 	assert_int_equal(swait_head_destroy(&cx.head[1]), 0);
-	gt_destroy();
+	tu_rounds_destroy(&gt);
 }
 
 int main(int argc, char **argv)

@@ -64,10 +64,7 @@ static struct {
 	int nwaiters, nleavers;	/* waiters [0, nleavers) are leavers */
 	long rounds, per_round;
 	unsigned waker_spin;	/* most iterations between two posts */
-	int done;		/* atomic: waiters leave */
-	int pause;		/* atomic: leavers park at their next exit */
-	int parked;		/* atomic: leavers parked */
-	long wakers_done;	/* atomic: waker rounds finished, cumulative */
+	struct tu_rounds g;	/* the wakers are its posters */
 	int stop_signals;	/* atomic */
 	long bad;		/* atomic: unexpected return values */
 	long cancels, cancels_waiting;	/* atomic */
@@ -75,29 +72,8 @@ static struct {
 	int queued;		/* atomic: leavers that began a wait this round */
 	long ticket_next;	/* atomic: order in which waiters queue */
 	long ticket[LV_MAX_WAITERS];	/* atomic: 0 while not waiting */
-	pthread_mutex_t gate_lock;
-	pthread_cond_t gate_cond;
-	long round;		/* written under gate_lock; atomic */
 	struct tu_thread *waiter[LV_MAX_WAITERS], *waker[LV_WAKERS], *sig;
 } lv;
-
-/*
- * Leave for the rest of the round.  parked counts the leavers parked in
- * this round: lv_set_round() clears it when it starts the next one.
- */
-static void lv_park(struct tu_thread *t)
-{
-	long r;
-
-	tu_phase(t, "parked until the next round (the steady waiters "
-		    "must take the rest)");
-	pthread_mutex_lock(&lv.gate_lock);
-	(void)TU_ADD(&lv.parked, 1);
-	r = lv.round;
-	while (lv.round == r && !TU_LOAD(&lv.done))
-		pthread_cond_wait(&lv.gate_cond, &lv.gate_lock);
-	pthread_mutex_unlock(&lv.gate_lock);
-}
 
 /* Cleanup handler: the thread was cancelled (in swait_sleep). */
 static void lv_cancelled(void *arg)
@@ -111,7 +87,7 @@ static void lv_cancelled(void *arg)
 
 static bool lv_cond(bool *got)
 {
-	return (*got = tu_token_take(&lv.tok)) || TU_LOAD(&lv.done);
+	return (*got = tu_token_take(&lv.tok)) || TU_LOAD(&lv.g.done);
 }
 
 /*
@@ -168,7 +144,7 @@ static void *lv_waiter(void *arg)
 
 		/* Roughly our place in the FIFO, for the canceller. */
 		TU_STORE(&lv.ticket[t->idx], TU_ADD(&lv.ticket_next, 1));
-		r0 = TU_LOAD(&lv.round);
+		r0 = TU_LOAD(&lv.g.round);
 
 		if (leaver)
 			(void)TU_ADD(&lv.queued, 1);
@@ -220,7 +196,7 @@ static void *lv_waiter(void *arg)
 
 				tu_phase(t, "letting leavers queue ahead");
 				for (int n = 0; n < 200 &&
-				     (TU_LOAD(&lv.round) == r0 ||
+				     (TU_LOAD(&lv.g.round) == r0 ||
 				      TU_LOAD(&lv.queued) < k); n++)
 					sched_yield();
 			}
@@ -231,15 +207,15 @@ static void *lv_waiter(void *arg)
 			 * a token whose wake we swallowed, and hide the bug.
 			 */
 			(void)TU_ADD(&t->aux, 1);
-			lv_park(t);
+			tu_rounds_park(&lv.g, t);
 			continue;
 		} else if (err != 0) {
 			(void)TU_ADD(&lv.bad, 1);
 		} else {
 			break;	/* the condition was true: done */
 		}
-		if (leaver && TU_LOAD(&lv.pause))
-			lv_park(t);
+		if (leaver && TU_LOAD(&lv.g.pause))
+			tu_rounds_park(&lv.g, t);
 	}
 	pthread_cleanup_pop(0);
 	tu_thread_exit(t);
@@ -282,10 +258,7 @@ static void *lv_waker(void *arg)
 
 	for (long r = 1; r <= lv.rounds; r++) {
 		tu_phase(t, "waiting for the round to start");
-		pthread_mutex_lock(&lv.gate_lock);
-		while (lv.round < r)
-			pthread_cond_wait(&lv.gate_cond, &lv.gate_lock);
-		pthread_mutex_unlock(&lv.gate_lock);
+		tu_rounds_wait(&lv.g, r);
 		/* One waker per round: a second wake would rescue the first. */
 		if (r % LV_WAKERS == t->idx) {
 			tu_phase(t, "posting tokens (post, swait_wake_one)");
@@ -313,7 +286,7 @@ static void *lv_waker(void *arg)
 				(void)TU_ADD(&t->count, 1);
 			}
 		}
-		(void)TU_ADD(&lv.wakers_done, 1);
+		tu_rounds_posted(&lv.g);
 	}
 	tu_thread_exit(t);
 	return NULL;
@@ -350,35 +323,9 @@ static void lv_on_signal(int sig)
 static void lv_describe(FILE *out)
 {
 	tu_tokens_describe(out, "tokens", &lv.tok);
-	fprintf(out, "round %ld of %ld, waker rounds done %ld, pause %d, "
-		"parked %d of %d leavers, done %d, swait_active %d\n",
-		__atomic_load_n(&lv.round, __ATOMIC_RELAXED), lv.rounds,
-		TU_LOAD(&lv.wakers_done),
-		__atomic_load_n(&lv.pause, __ATOMIC_RELAXED),
-		__atomic_load_n(&lv.parked, __ATOMIC_RELAXED), lv.nleavers,
-		__atomic_load_n(&lv.done, __ATOMIC_RELAXED),
-		swait_active(&lv.head));
-}
-
-static bool lv_wakers_finished(void *arg)
-{
-	return TU_LOAD(&lv.wakers_done) >= *(long *)arg;
-}
-
-static bool lv_all_parked(void *arg)
-{
-	(void)arg;
-	return TU_LOAD(&lv.parked) == lv.nleavers;
-}
-
-static void lv_set_round(long r)
-{
-	pthread_mutex_lock(&lv.gate_lock);
-	TU_STORE(&lv.parked, 0);
-	TU_STORE(&lv.queued, 0);
-	TU_STORE(&lv.round, r);
-	pthread_cond_broadcast(&lv.gate_cond);
-	pthread_mutex_unlock(&lv.gate_lock);
+	tu_rounds_describe(out, &lv.g);
+	fprintf(out, "of %ld rounds, %d leavers, swait_active %d\n",
+		lv.rounds, lv.nleavers, swait_active(&lv.head));
 }
 
 /*
@@ -419,8 +366,7 @@ static void lv_run(enum lv_mode mode, const char *what, int nwaiters,
 	long taken = 0, left = 0;
 
 	memset(&lv, 0, sizeof(lv));
-	pthread_mutex_init(&lv.gate_lock, NULL);
-	pthread_cond_init(&lv.gate_cond, NULL);
+	tu_rounds_init(&lv.g);
 	swait_head_init(&lv.head);
 	lv.mode = mode;
 	lv.nwaiters = nwaiters;
@@ -461,19 +407,14 @@ static void lv_run(enum lv_mode mode, const char *what, int nwaiters,
 	}
 
 	for (long r = 1; r <= lv.rounds; r++) {
-		long want = LV_WAKERS * r;
-
-		TU_STORE(&lv.pause, 0);
-		lv_set_round(r);
-		if (mode == LV_CANCEL) {
-			tu_wait(lv_wakers_finished, &want);
+		/*
+		 * Every leaver is parked (or there are none): nobody counts
+		 * itself in queued until the round starts.
+		 */
+		TU_STORE(&lv.queued, 0);
+		tu_rounds_run(&lv.g, r, LV_WAKERS, nleavers, NULL);
+		if (mode == LV_CANCEL)
 			dead = lv_reap();
-		}
-		tu_wait(lv_wakers_finished, &want);
-		if (nleavers > 0) {
-			TU_STORE(&lv.pause, 1);
-			tu_wait(lv_all_parked, NULL);
-		}
 		/* The check: the steady waiters alone take every token. */
 		tu_wait(tu_tokens_drained, &lv.tok);
 		if (dead) {
@@ -486,8 +427,7 @@ static void lv_run(enum lv_mode mode, const char *what, int nwaiters,
 		TU_STORE(&lv.stop_signals, 1);
 		tu_wait_slot_exited(lv.sig);
 	}
-	TU_STORE(&lv.done, 1);
-	lv_set_round(lv.rounds + 1);
+	tu_rounds_finish(&lv.g, lv.rounds);
 	swait_wake_all(&lv.head);
 	tu_wait_exited();
 	tu_end();
@@ -515,8 +455,7 @@ static void lv_run(enum lv_mode mode, const char *what, int nwaiters,
 	else
 		assert_true(left > 0);	/* the race was actually run */
 	assert_int_equal(swait_head_destroy(&lv.head), 0);
-	pthread_cond_destroy(&lv.gate_cond);
-	pthread_mutex_destroy(&lv.gate_lock);
+	tu_rounds_destroy(&lv.g);
 }
 
 static void test_timeout_race(void **state)
