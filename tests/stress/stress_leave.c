@@ -361,7 +361,7 @@ static void lv_respawn(struct tu_thread *t)
 static void lv_run(enum lv_mode mode, const char *what, int nwaiters,
 		   int nleavers)
 {
-	struct sigaction sa, old_sa;
+	struct sigaction old_sa;
 	struct tu_thread *dead = NULL;
 	long taken = 0, left = 0;
 
@@ -385,11 +385,9 @@ static void lv_run(enum lv_mode mode, const char *what, int nwaiters,
 	lv.waker_spin = mode == LV_SIGNAL ? 16384 : 65536;
 
 	if (mode == LV_SIGNAL) {
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = lv_on_signal;
-		sigemptyset(&sa.sa_mask);
-		sa.sa_flags = 0;	/* no SA_RESTART: waits see EINTR */
-		assert_int_equal(sigaction(SIGUSR1, &sa, &old_sa), 0);
+		/* No SA_RESTART: waits see EINTR. */
+		assert_int_equal(tu_signal_handler(SIGUSR1, lv_on_signal, 0,
+						   &old_sa), 0);
 	}
 
 	tu_begin(what, lv_describe);

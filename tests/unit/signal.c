@@ -25,14 +25,9 @@ static void on_signal(int sig)
 
 static int setup(void **state)
 {
-	struct sigaction sa;
-
 	(void)state;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = 0;	/* no SA_RESTART: waits must see EINTR */
-	return sigaction(SIGUSR1, &sa, NULL);
+	/* No SA_RESTART: waits must see EINTR. */
+	return tu_signal_handler(SIGUSR1, on_signal, 0, NULL);
 }
 
 enum wait_kind {
