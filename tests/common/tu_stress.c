@@ -345,6 +345,39 @@ void tu_rounds_describe(FILE *out, const struct tu_rounds *g)
 		__atomic_load_n(&g->done, __ATOMIC_RELAXED));
 }
 
+void tu_strike(struct tu_strikes *s, struct tu_thread *t, bool waiting)
+{
+	if (waiting)
+		(void)TU_ADD(&s->cancels_waiting, 1);
+	pthread_cancel(t->tid);
+	TU_STORE(&s->struck, t->idx + 1);
+}
+
+struct tu_thread *tu_reap(struct tu_strikes *s,
+			  struct tu_thread *const *workers)
+{
+	int i = TU_LOAD(&s->struck) - 1;
+	struct tu_thread *t;
+
+	if (i < 0)
+		return NULL;
+	t = workers[i];
+	/* Pending until its next wait, which may come only at the drain. */
+	tu_wait_slot_exited(t);
+	pthread_join(t->tid, NULL);
+	TU_STORE(&s->struck, 0);
+	s->cancels++;
+	return t;
+}
+
+void tu_respawn(struct tu_thread *t, void *(*fn)(void *))
+{
+	t->aux++;
+	TU_STORE(&t->exited, 0);
+	tu_phase(t, "replacement starting");
+	tu_spawn(t, fn, t);
+}
+
 #define TU_SCRIBBLE_WORDS 512
 #define TU_SCRIBBLE_PATTERN 0x5a17c0de5a17c0deull
 

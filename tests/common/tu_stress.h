@@ -213,6 +213,31 @@ void tu_rounds_finish(struct tu_rounds *g, long rounds);
 void tu_rounds_describe(FILE *out, const struct tu_rounds *g);
 
 /*
+ * Cancellation racing the wakes, one thread at most per round: a poster
+ * cancels a worker (tu_strike) right after a wake that may have selected
+ * it; the main thread joins it after the posters' round (tu_reap) and
+ * starts its replacement only after the drain (tu_respawn), since a new
+ * thread looks at the condition first and would take a token whose wake
+ * was swallowed.  The workers' slots must have idx = their index in the
+ * array passed to tu_reap().
+ */
+struct tu_strikes {
+	int struck;		/* atomic: 1 + the slot cancelled this round */
+	long cancels;		/* main thread only */
+	long cancels_waiting;	/* atomic: of threads inside a wait */
+};
+
+/* A poster: cancel t; waiting says it was inside a wait (for the log). */
+void tu_strike(struct tu_strikes *s, struct tu_thread *t, bool waiting);
+
+/* Main thread: join the thread cancelled this round, if any. */
+struct tu_thread *tu_reap(struct tu_strikes *s,
+			  struct tu_thread *const *workers);
+
+/* Main thread: restart a reaped slot with fn; it keeps its count. */
+void tu_respawn(struct tu_thread *t, void *(*fn)(void *));
+
+/*
  * Frame reuse check for the use-after-return hunts: fill a stack buffer
  * that overlaps the frame a just-returned call used, give a late writer a
  * moment, and report whether the pattern survived.  Call it from the same

@@ -703,9 +703,7 @@ static struct {
 	struct tu_tokens tok[2];
 	long rounds;
 	long bad;			/* atomic: unexpected return values */
-	long cancels;			/* main thread only */
-	long cancels_waiting;		/* atomic */
-	int struck;			/* atomic: 1 + the one cancelled */
+	struct tu_strikes sk;
 	long ticket_next;		/* atomic: queueing order */
 	long ticket[CX_WORKERS];	/* atomic: 0 when not waiting */
 	struct tu_thread *w[CX_WORKERS], *poster;
@@ -817,36 +815,15 @@ static void *cx_poster(void *arg)
 		strike = oldest >= 0 && tu_rand(&rnd) % 4 != 0;
 		tu_token_post(&cx.tok[q], 1);
 		swait_wake_one(&cx.head[q]);
-		if (strike) {
-			struct tu_thread *v = cx.w[oldest];
-
-			if (TU_LOAD(&v->phase) == cx_phase_wait)
-				(void)TU_ADD(&cx.cancels_waiting, 1);
-			pthread_cancel(v->tid);
-			TU_STORE(&cx.struck, oldest + 1);
-		}
+		if (strike)
+			tu_strike(&cx.sk, cx.w[oldest],
+				  TU_LOAD(&cx.w[oldest]->phase) ==
+				  cx_phase_wait);
 		(void)TU_ADD(&t->count, 1);
 		tu_rounds_posted(&gt);
 	}
 	tu_thread_exit(t);
 	return NULL;
-}
-
-/* Main thread: join the worker cancelled this round, if any. */
-static struct tu_thread *cx_reap(void)
-{
-	int i = TU_LOAD(&cx.struck) - 1;
-	struct tu_thread *t;
-
-	if (i < 0)
-		return NULL;
-	t = cx.w[i];
-	/* Pending until its next wait, which may come only at the drain. */
-	tu_wait_slot_exited(t);
-	pthread_join(t->tid, NULL);
-	TU_STORE(&cx.struck, 0);
-	cx.cancels++;
-	return t;
 }
 
 static bool cx_drained(void *arg)
@@ -860,7 +837,7 @@ static void cx_describe(FILE *out)
 	tu_tokens_describe(out, "tokens A", &cx.tok[0]);
 	tu_tokens_describe(out, "tokens B", &cx.tok[1]);
 	fprintf(out, "struck %d, swait_active A %d, B %d\n",
-		__atomic_load_n(&cx.struck, __ATOMIC_RELAXED) - 1,
+		__atomic_load_n(&cx.sk.struck, __ATOMIC_RELAXED) - 1,
 		swait_active(&cx.head[0]), swait_active(&cx.head[1]));
 	tu_rounds_describe(out, &gt);
 }
@@ -889,16 +866,11 @@ static void test_any_cancel(void **state)
 		struct tu_thread *dead;
 
 		tu_rounds_run(&gt, r, 1, 0, NULL);
-		dead = cx_reap();
+		dead = tu_reap(&cx.sk, cx.w);
 		/* The check: the survivors take the token. */
 		tu_wait(cx_drained, NULL);
-		if (dead) {
-			/* The replacement keeps the slot and its count. */
-			dead->aux++;
-			TU_STORE(&dead->exited, 0);
-			tu_phase(dead, "replacement starting");
-			tu_spawn(dead, cx_worker, dead);
-		}
+		if (dead)
+			tu_respawn(dead, cx_worker);
 	}
 	tu_rounds_finish(&gt, cx.rounds);
 	swait_wake_all(&cx.head[0]);
@@ -911,7 +883,7 @@ static void test_any_cancel(void **state)
 	print_message("cancel: %ld rounds, tokens A %ld B %ld, %ld cancels "
 		      "(%ld while in swait_wait_any)\n", cx.rounds,
 		      TU_LOAD(&cx.tok[0].posted), TU_LOAD(&cx.tok[1].posted),
-		      cx.cancels, TU_LOAD(&cx.cancels_waiting));
+		      cx.sk.cancels, TU_LOAD(&cx.sk.cancels_waiting));
 	assert_int_equal(TU_LOAD(&cx.bad), 0);
 	assert_int_equal(TU_LOAD(&cx.tok[0].posted) +
 			 TU_LOAD(&cx.tok[1].posted), cx.rounds);
@@ -921,7 +893,7 @@ static void test_any_cancel(void **state)
 		assert_int_equal(TU_LOAD(&cx.tok[q].avail), 0);
 	}
 	assert_int_equal(taken, cx.rounds);
-	assert_true(cx.cancels > 0);
+	assert_true(cx.sk.cancels > 0);
 	assert_int_equal(swait_head_destroy(&cx.head[0]), 0);
 	assert_int_equal(swait_head_destroy(&cx.head[1]), 0);
 	tu_rounds_destroy(&gt);

@@ -67,8 +67,7 @@ static struct {
 	struct tu_rounds g;	/* the wakers are its posters */
 	int stop_signals;	/* atomic */
 	long bad;		/* atomic: unexpected return values */
-	long cancels, cancels_waiting;	/* atomic */
-	int struck;		/* atomic: 1 + the waiter cancelled this round */
+	struct tu_strikes sk;	/* the cancellation test's */
 	int queued;		/* atomic: leavers that began a wait this round */
 	long ticket_next;	/* atomic: order in which waiters queue */
 	long ticket[LV_MAX_WAITERS];	/* atomic: 0 while not waiting */
@@ -239,16 +238,14 @@ static int lv_oldest_waiter(void)
 	return i;
 }
 
-/* Cancel waiter i; the main thread reaps it (lv_reap). */
+/* Cancel waiter i; the main thread reaps it (tu_reap). */
 static void lv_strike(int i)
 {
 	struct tu_thread *t = lv.waiter[i];
+	const char *ph = TU_LOAD(&t->phase);
 
-	if (TU_LOAD(&t->phase) == lv_phase_steady ||
-	    TU_LOAD(&t->phase) == lv_phase_steady_dawdle)
-		(void)TU_ADD(&lv.cancels_waiting, 1);
-	pthread_cancel(t->tid);
-	TU_STORE(&lv.struck, i + 1);
+	tu_strike(&lv.sk, t,
+		  ph == lv_phase_steady || ph == lv_phase_steady_dawdle);
 }
 
 static void *lv_waker(void *arg)
@@ -328,36 +325,6 @@ static void lv_describe(FILE *out)
 		lv.rounds, lv.nleavers, swait_active(&lv.head));
 }
 
-/*
- * Main thread: join the waiter cancelled this round.  Its replacement
- * starts only after the drain (lv_respawn): a new thread looks at the
- * condition first and would take a token whose wake was swallowed.
- */
-static struct tu_thread *lv_reap(void)
-{
-	int i = TU_LOAD(&lv.struck) - 1;
-	struct tu_thread *t;
-
-	if (i < 0)
-		return NULL;
-	t = lv.waiter[i];
-	/* Pending until its next sleep, which may come only at the drain. */
-	tu_wait_slot_exited(t);
-	pthread_join(t->tid, NULL);
-	TU_STORE(&lv.struck, 0);
-	lv.cancels++;
-	return t;
-}
-
-/* The replacement keeps the slot and its count. */
-static void lv_respawn(struct tu_thread *t)
-{
-	t->aux++;
-	TU_STORE(&t->exited, 0);
-	tu_phase(t, "replacement starting");
-	tu_spawn(t, lv_waiter, t);
-}
-
 static void lv_run(enum lv_mode mode, const char *what, int nwaiters,
 		   int nleavers)
 {
@@ -412,11 +379,11 @@ static void lv_run(enum lv_mode mode, const char *what, int nwaiters,
 		TU_STORE(&lv.queued, 0);
 		tu_rounds_run(&lv.g, r, LV_WAKERS, nleavers, NULL);
 		if (mode == LV_CANCEL)
-			dead = lv_reap();
+			dead = tu_reap(&lv.sk, lv.waiter);
 		/* The check: the steady waiters alone take every token. */
 		tu_wait(tu_tokens_drained, &lv.tok);
 		if (dead) {
-			lv_respawn(dead);
+			tu_respawn(dead, lv_waiter);
 			dead = NULL;
 		}
 	}
@@ -439,8 +406,8 @@ static void lv_run(enum lv_mode mode, const char *what, int nwaiters,
 	}
 	print_message("%s: %ld tokens, %ld early returns by leavers, "
 		      "%ld cancels (%ld while in swait_event), %ld signals\n",
-		      what, TU_LOAD(&lv.tok.posted), left, lv.cancels,
-		      TU_LOAD(&lv.cancels_waiting),
+		      what, TU_LOAD(&lv.tok.posted), left, lv.sk.cancels,
+		      TU_LOAD(&lv.sk.cancels_waiting),
 		      lv.sig ? TU_LOAD(&lv.sig->count) : 0);
 	assert_int_equal(TU_LOAD(&lv.bad), 0);
 	assert_int_equal(TU_LOAD(&lv.tok.posted),
@@ -449,7 +416,7 @@ static void lv_run(enum lv_mode mode, const char *what, int nwaiters,
 	assert_int_equal(TU_LOAD(&lv.tok.avail), 0);
 	assert_int_equal(taken, TU_LOAD(&lv.tok.posted));
 	if (mode == LV_CANCEL)
-		assert_true(lv.cancels > 0);
+		assert_true(lv.sk.cancels > 0);
 	else
 		assert_true(left > 0);	/* the race was actually run */
 	assert_int_equal(swait_head_destroy(&lv.head), 0);
