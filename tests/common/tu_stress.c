@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: MIT
 #include <sched.h>
+#include <setjmp.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <cmocka.h>
 
 #include "tu_stress.h"
 
@@ -39,7 +44,7 @@ static void describe(FILE *out)
 						    __ATOMIC_RELAXED));
 }
 
-void tu_print_config(void)
+void tu_stress_main(int argc, char **argv)
 {
 	const char *s = getenv("SWAIT_STRESS_SCALE");
 	const char *d = getenv("SWAIT_TEST_SLOWDOWN");
@@ -47,6 +52,8 @@ void tu_print_config(void)
 	printf("# SWAIT_STRESS_SCALE=%s SWAIT_TEST_SLOWDOWN=%s\n",
 	       s ? s : "(1)", d ? d : "(1)");
 	fflush(stdout);
+	if (argc > 1)
+		cmocka_set_test_filter(argv[1]);
 }
 
 /*

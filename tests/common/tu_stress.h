@@ -245,7 +245,11 @@ void tu_respawn(struct tu_thread *t, void *(*fn)(void *));
  */
 bool tu_scribble_check(unsigned spins);
 
-/* "SWAIT_STRESS_SCALE=..": the header of every test's output. */
-void tu_print_config(void);
+/*
+ * The start of every stress program's main(): print the header of its
+ * output ("SWAIT_STRESS_SCALE=..") and, if argv[1] is given, run only the
+ * test of that name (stress/meson.build registers each test on its own).
+ */
+void tu_stress_main(int argc, char **argv);
 
 #endif

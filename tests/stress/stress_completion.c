@@ -524,9 +524,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_completion_on_stack),
 	};
 
-	tu_print_config();
-	if (argc > 1)
-		cmocka_set_test_filter(argv[1]);
+	tu_stress_main(argc, argv);
 	return cmocka_run_group_tests_name("stress-completion", tests, NULL,
 					   NULL);
 }

@@ -216,9 +216,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_stack_heads),
 	};
 
-	tu_print_config();
-	if (argc > 1)
-		cmocka_set_test_filter(argv[1]);
+	tu_stress_main(argc, argv);
 	return cmocka_run_group_tests_name("stress-lifetime", tests, NULL,
 					   NULL);
 }

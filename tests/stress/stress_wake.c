@@ -289,8 +289,6 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_wake_all_generation),
 	};
 
-	tu_print_config();
-	if (argc > 1)
-		cmocka_set_test_filter(argv[1]);
+	tu_stress_main(argc, argv);
 	return cmocka_run_group_tests_name("stress-wake", tests, NULL, NULL);
 }
