@@ -352,6 +352,22 @@ void tu_rounds_describe(FILE *out, const struct tu_rounds *g)
 		__atomic_load_n(&g->done, __ATOMIC_RELAXED));
 }
 
+int tu_ticket_oldest(struct tu_strikes *s, int n)
+{
+	long best = 0;
+	int i = -1;
+
+	for (int k = 0; k < n; k++) {
+		long v = TU_LOAD(&s->ticket[k]);
+
+		if (v && (!best || v < best)) {
+			best = v;
+			i = k;
+		}
+	}
+	return i;
+}
+
 void tu_strike(struct tu_strikes *s, struct tu_thread *t, bool waiting)
 {
 	if (waiting)

@@ -225,7 +225,23 @@ struct tu_strikes {
 	int struck;		/* atomic: 1 + the slot cancelled this round */
 	long cancels;		/* main thread only */
 	long cancels_waiting;	/* atomic: of threads inside a wait */
+	long ticket_next;	/* atomic: order in which workers queue */
+	long ticket[TU_MAX_THREADS];	/* atomic: 0 while not waiting */
 };
+
+/* Worker idx is about to queue (roughly its place in the FIFO) / is off. */
+static inline void tu_ticket_take(struct tu_strikes *s, int idx)
+{
+	TU_STORE(&s->ticket[idx], TU_ADD(&s->ticket_next, 1));
+}
+
+static inline void tu_ticket_drop(struct tu_strikes *s, int idx)
+{
+	TU_STORE(&s->ticket[idx], 0);
+}
+
+/* Of workers [0, n), the one queued longest (the next wake_one's); or -1. */
+int tu_ticket_oldest(struct tu_strikes *s, int n);
 
 /* A poster: cancel t; waiting says it was inside a wait (for the log). */
 void tu_strike(struct tu_strikes *s, struct tu_thread *t, bool waiting);

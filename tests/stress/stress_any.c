@@ -704,8 +704,6 @@ static struct {
 	long rounds;
 	long bad;			/* atomic: unexpected return values */
 	struct tu_strikes sk;
-	long ticket_next;		/* atomic: queueing order */
-	long ticket[CX_WORKERS];	/* atomic: 0 when not waiting */
 	struct tu_thread *w[CX_WORKERS], *poster;
 } cx;
 
@@ -715,7 +713,7 @@ static void cx_cancelled(void *arg)
 	struct tu_thread *t = arg;
 
 	tu_phase(t, "cancelled");
-	TU_STORE(&cx.ticket[t->idx], 0);
+	tu_ticket_drop(&cx.sk, t->idx);
 	TU_STORE(&t->exited, 1);
 }
 
@@ -735,7 +733,7 @@ static void cx_serve(struct tu_thread *t, struct swait_head *const heads[],
 		int q = -1, done;
 
 		/* Roughly our place in the queues, for the canceller. */
-		TU_STORE(&cx.ticket[t->idx], TU_ADD(&cx.ticket_next, 1));
+		tu_ticket_take(&cx.sk, t->idx);
 		tu_phase(t, "checking A, B after swait_prepare_any");
 		swait_prepare_any(heads, 2, w);
 		done = TU_LOAD(&gt.done);
@@ -747,7 +745,7 @@ static void cx_serve(struct tu_thread *t, struct swait_head *const heads[],
 			if (tu_token_take(&cx.tok[(pref + k) % 2]))
 				q = (int)((pref + k) % 2);
 		if (q >= 0) {
-			TU_STORE(&cx.ticket[t->idx], 0);
+			tu_ticket_drop(&cx.sk, t->idx);
 			swait_finish_any(heads, 2, w);
 			(void)TU_ADD(&t->count, 1);
 			pref = (unsigned)q ^ 1;
@@ -773,27 +771,10 @@ static void *cx_worker(void *arg)
 	pthread_cleanup_push(cx_cancelled, t);
 	cx_serve(t, heads, w);
 	pthread_cleanup_pop(0);
-	TU_STORE(&cx.ticket[t->idx], 0);
+	tu_ticket_drop(&cx.sk, t->idx);
 	swait_finish_any(heads, 2, w);
 	tu_thread_exit(t);
 	return NULL;
-}
-
-/* The worker queued longest: the one the next wake_one will select. */
-static int cx_oldest(void)
-{
-	long best = 0;
-	int i = -1;
-
-	for (int k = 0; k < CX_WORKERS; k++) {
-		long v = TU_LOAD(&cx.ticket[k]);
-
-		if (v && (!best || v < best)) {
-			best = v;
-			i = k;
-		}
-	}
-	return i;
 }
 
 static void *cx_poster(void *arg)
@@ -811,7 +792,7 @@ static void *cx_poster(void *arg)
 		tu_phase(t, "posting a token (post, swait_wake_one)");
 		q = (unsigned)(tu_rand(&rnd) % 2);
 		tu_spin((unsigned)(tu_rand(&rnd) % 65536));
-		oldest = cx_oldest();
+		oldest = tu_ticket_oldest(&cx.sk, CX_WORKERS);
 		strike = oldest >= 0 && tu_rand(&rnd) % 4 != 0;
 		tu_token_post(&cx.tok[q], 1);
 		swait_wake_one(&cx.head[q]);

@@ -69,8 +69,6 @@ static struct {
 	long bad;		/* atomic: unexpected return values */
 	struct tu_strikes sk;	/* the cancellation test's */
 	int queued;		/* atomic: leavers that began a wait this round */
-	long ticket_next;	/* atomic: order in which waiters queue */
-	long ticket[LV_MAX_WAITERS];	/* atomic: 0 while not waiting */
 	struct tu_thread *waiter[LV_MAX_WAITERS], *waker[LV_WAKERS], *sig;
 } lv;
 
@@ -80,7 +78,7 @@ static void lv_cancelled(void *arg)
 	struct tu_thread *t = arg;
 
 	tu_phase(t, "cancelled");
-	TU_STORE(&lv.ticket[t->idx], 0);	/* no longer queued */
+	tu_ticket_drop(&lv.sk, t->idx);	/* no longer queued */
 	TU_STORE(&t->exited, 1);
 }
 
@@ -142,7 +140,7 @@ static void *lv_waiter(void *arg)
 		long r0;	/* the round this wait began in */
 
 		/* Roughly our place in the FIFO, for the canceller. */
-		TU_STORE(&lv.ticket[t->idx], TU_ADD(&lv.ticket_next, 1));
+		tu_ticket_take(&lv.sk, t->idx);
 		r0 = TU_LOAD(&lv.g.round);
 
 		if (leaver)
@@ -175,7 +173,7 @@ static void *lv_waiter(void *arg)
 			err = swait_event_interruptible(&lv.head,
 							lv_cond(&got));
 		}
-		TU_STORE(&lv.ticket[t->idx], 0);
+		tu_ticket_drop(&lv.sk, t->idx);
 		/*
 		 * No cancellation point from here to the next wait: a token
 		 * taken is always counted, even in a thread cancelled later.
@@ -221,23 +219,6 @@ static void *lv_waiter(void *arg)
 	return NULL;
 }
 
-/* The waiter queued longest: the one the next wake_one will select. */
-static int lv_oldest_waiter(void)
-{
-	long best = 0;
-	int i = -1;
-
-	for (int k = 0; k < lv.nwaiters; k++) {
-		long v = TU_LOAD(&lv.ticket[k]);
-
-		if (v && (!best || v < best)) {
-			best = v;
-			i = k;
-		}
-	}
-	return i;
-}
-
 /* Cancel waiter i; the main thread reaps it (tu_reap). */
 static void lv_strike(int i)
 {
@@ -266,7 +247,7 @@ static void *lv_waker(void *arg)
 				/* Land at a random point of the round. */
 				tu_spin((unsigned)(tu_rand(&rnd) %
 						   lv.waker_spin));
-				oldest = lv_oldest_waiter();
+				oldest = tu_ticket_oldest(&lv.sk, lv.nwaiters);
 				strike = lv.mode == LV_CANCEL && oldest >= 0 &&
 					 tu_rand(&rnd) % 4 != 0;
 
