@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -149,4 +152,62 @@ int tu_pin_self(int cpu)
 	CPU_SET(cpu % n, &set);
 	return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0
 		? 0 : -1;
+}
+
+void tu_pause(unsigned long n)
+{
+	struct timespec nap = { 0, 50 * 1000 };
+
+	if (n < 200)
+		sched_yield();
+	else
+		nanosleep(&nap, NULL);
+}
+
+void tu_spin(unsigned n)
+{
+	for (volatile unsigned i = 0; i < n; i++)
+		;
+}
+
+pid_t tu_gettid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+struct timespec tu_deadline(clockid_t clock, long long nsec)
+{
+	struct timespec ts;
+	long long t;
+
+	clock_gettime(clock, &ts);
+	t = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec + nsec;
+	ts.tv_sec = (time_t)(t / 1000000000LL);
+	ts.tv_nsec = (long)(t % 1000000000LL);
+	if (ts.tv_nsec < 0) {
+		ts.tv_sec--;
+		ts.tv_nsec += 1000000000L;
+	}
+	return ts;
+}
+
+bool tu_reached(clockid_t clock, const struct timespec *ts)
+{
+	struct timespec now;
+
+	clock_gettime(clock, &now);
+	return now.tv_sec > ts->tv_sec ||
+	       (now.tv_sec == ts->tv_sec && now.tv_nsec >= ts->tv_nsec);
+}
+
+int tu_signal_handler(int sig, void (*fn)(int), int flags,
+		      struct sigaction *old)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = fn;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = flags;
+	return sigaction(sig, &sa, old);
 }

@@ -1,13 +1,30 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * testutil.h - what every threaded test needs: a watchdog that turns a hang
- * (a lost wakeup) into a failure with a message, and iteration counts that
- * scale with SWAIT_STRESS_SCALE so CI runs short and soak runs long.
+ * testutil.h - the one helper layer every test builds on (prefix tu_):
+ *
+ *   - a watchdog that turns a hang (a lost wakeup) into a failure with a
+ *     message, and iteration counts and timeouts that scale with
+ *     SWAIT_STRESS_SCALE and SWAIT_TEST_SLOWDOWN;
+ *   - the tests' own atomics, annotated for Helgrind and DRD (TU_LOAD,
+ *     TU_STORE, TU_XCHG, TU_ADD): the one place that knows about Valgrind
+ *     (TU_VALGRIND, set by tests/meson.build);
+ *   - bounded polling, deadlines, a random number generator, busy waits;
+ *   - installing a signal handler the way the tests need it.
+ *
+ * Suite-specific helpers are built on this one: tu_unit.h (cmocka, forked
+ * children, "is this thread asleep in the futex?", a phase watchdog) and
+ * tu_stress.h (a thread table with a progress monitor, token pools, the
+ * rounds that leavers park in).
  */
 #ifndef SWAIT_TESTUTIL_H
 #define SWAIT_TESTUTIL_H
 
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
+#include <time.h>
 
 /*
  * Arm the watchdog: if tu_watchdog_disarm() is not called within seconds
@@ -32,6 +49,12 @@ double tu_slowdown(void);
 /* CLOCK_MONOTONIC in nanoseconds. */
 long long tu_now_ns(void);
 
+/* A deadline on clock offset by nsec (may be negative) from now. */
+struct timespec tu_deadline(clockid_t clock, long long nsec);
+
+/* Whether clock has reached the absolute time *ts. */
+bool tu_reached(clockid_t clock, const struct timespec *ts);
+
 /*
  * Declare a test variable that threads access only with __atomic builtins
  * (flags, counters read by swait_event conditions).  Helgrind and DRD do not
@@ -50,7 +73,103 @@ void tu_sync_var(const volatile void *addr, unsigned long size);
 void tu_release(const volatile void *addr);
 void tu_acquire(const volatile void *addr);
 
+/*
+ * Atomic accesses to the tests' own shared words, of any integer or
+ * pointer type.  Helgrind and DRD do not model atomics: each access marks
+ * the word as a synchronisation word (tu_sync_var) and gives a
+ * release/acquire arc (tu_release, tu_acquire), so that what the tools
+ * report is about the library.  All of these are no-ops natively, apart
+ * from the atomic itself.
+ */
+#define TU_LOAD(p)							\
+	__extension__ ({						\
+		__typeof__(*(p) + 0) tu_v_;	/* unqualified */	\
+		tu_sync_var((p), sizeof(*(p)));				\
+		tu_v_ = __atomic_load_n((p), __ATOMIC_ACQUIRE);		\
+		tu_acquire(p);						\
+		tu_v_;							\
+	})
+
+#define TU_STORE(p, v)							\
+	do {								\
+		tu_sync_var((p), sizeof(*(p)));				\
+		tu_release(p);						\
+		__atomic_store_n((p), (v), __ATOMIC_RELEASE);		\
+	} while (0)
+
+#define TU_XCHG(p, v)							\
+	__extension__ ({						\
+		__typeof__(*(p)) tu_v_;					\
+		tu_sync_var((p), sizeof(*(p)));				\
+		tu_release(p);						\
+		tu_v_ = __atomic_exchange_n((p), (v), __ATOMIC_ACQ_REL); \
+		tu_acquire(p);						\
+		tu_v_;							\
+	})
+
+/* Add n to *p; the value is the new one. */
+#define TU_ADD(p, n)							\
+	__extension__ ({						\
+		__typeof__(*(p)) tu_v_;					\
+		tu_sync_var((p), sizeof(*(p)));				\
+		tu_release(p);						\
+		tu_v_ = __atomic_add_fetch((p), (n), __ATOMIC_ACQ_REL);	\
+		tu_acquire(p);						\
+		tu_v_;							\
+	})
+
+/* Back off politely: yield first, then nap briefly (2 shared CPUs). */
+void tu_pause(unsigned long n);
+
+/*
+ * Evaluate cond until it is true or ns nanoseconds (scaled by
+ * tu_slowdown()) pass; the value is whether it became true.  For ordering
+ * threads by observed state, never by sleeping.
+ */
+#define tu_poll_ns(cond, ns)						\
+	__extension__ ({						\
+		long long tu_dl_ = tu_now_ns() +			\
+			(long long)((double)(ns) * tu_slowdown());	\
+		unsigned long tu_n_ = 0;				\
+		bool tu_ok_;						\
+		while (!(tu_ok_ = (cond)) && tu_now_ns() < tu_dl_)	\
+			tu_pause(tu_n_++);				\
+		tu_ok_;							\
+	})
+
+/* How long a bounded poll may take before the test fails (unscaled). */
+#define TU_POLL_SECONDS 5.0
+
+/* The same, bounded by TU_POLL_SECONDS: failing it fails the test. */
+#define tu_poll(cond) tu_poll_ns(cond, TU_POLL_SECONDS * 1e9)
+
+/* A xorshift generator; each thread keeps its own state. */
+static inline uint64_t tu_rand(uint64_t *s)
+{
+	uint64_t x = *s;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	*s = x;
+	return x;
+}
+
+/* Busy-wait for about n iterations: widens races without a system call. */
+void tu_spin(unsigned n);
+
+pid_t tu_gettid(void);
+
 /* Pin the calling thread to CPU cpu (modulo the CPUs available); 0 or -1. */
 int tu_pin_self(int cpu);
+
+/*
+ * Install fn as the handler of sig with sa_flags flags and an empty mask;
+ * the previous action goes to *old unless old is NULL.  Pass flags 0 (no
+ * SA_RESTART) for handlers that must interrupt waits with EINTR, as the
+ * header asks.  The value is sigaction()'s: 0 or -1.
+ */
+int tu_signal_handler(int sig, void (*fn)(int), int flags,
+		      struct sigaction *old);
 
 #endif

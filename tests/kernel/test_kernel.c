@@ -69,13 +69,7 @@ static void on_signal(int sig)
 /* SIGUSR1 runs a handler and, without SA_RESTART, interrupts waits. */
 static void install_handler(void)
 {
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = 0;
-	assert_int_equal(sigaction(SIGUSR1, &sa, NULL), 0);
+	assert_int_equal(tu_signal_handler(SIGUSR1, on_signal, 0, NULL), 0);
 }
 
 /* Signal r's thread until its function returns (a signal may come early). */

@@ -79,7 +79,6 @@ static void describe(FILE *out)
 
 static void timer_complete_storm(void **state)
 {
-	struct sigaction sa;
 	struct sigevent sev;
 	struct itimerspec its;
 	timer_t timer;
@@ -96,11 +95,8 @@ static void timer_complete_storm(void **state)
 	TU_SYNC_VAR(stop);
 	swait_completion_init(&comp);
 	swait_head_init(&side);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_timer;
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = SA_RESTART;
-	assert_int_equal(sigaction(SIGRTMIN, &sa, NULL), 0);
+	assert_int_equal(tu_signal_handler(SIGRTMIN, on_timer, SA_RESTART,
+					   NULL), 0);
 
 	tu_watchdog_arm(90, "timer storm of swait_complete", describe);
 	assert_int_equal(pthread_create(&cons, NULL, consumer, NULL), 0);

@@ -72,13 +72,8 @@ static void raise_hook(struct swait_head *h)
 
 static int setup(void **state)
 {
-	struct sigaction sa;
-
 	(void)state;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	return sigaction(SIGUSR2, &sa, NULL);
+	return tu_signal_handler(SIGUSR2, on_signal, 0, NULL);
 }
 
 static void init_heads(bool pi)

@@ -46,126 +46,18 @@
 
 #include <cmocka.h>
 
-#include "stressutil.h"
+#include "tu_stress.h"
 
 /* ------------------------------------------------------------ the rounds */
 
-/*
- * Shared by the three tests (one runs at a time).  The main thread starts
- * round r; posters wait for it, post, and count their round done; leavers
- * that leave park until the next round starts.
- */
-static struct {
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	long round;		/* written under lock; atomic */
-	int pause;		/* atomic: leavers park when they can */
-	int parked;		/* atomic: leavers parked this round */
-	int done;		/* atomic: everybody leaves */
-	long posters_done;	/* atomic: poster rounds done, cumulative */
-} gt;
-
-static void gt_init(void)
-{
-	memset(&gt, 0, sizeof(gt));
-	pthread_mutex_init(&gt.lock, NULL);
-	pthread_cond_init(&gt.cond, NULL);
-}
-
-static void gt_destroy(void)
-{
-	pthread_cond_destroy(&gt.cond);
-	pthread_mutex_destroy(&gt.lock);
-}
-
-static void gt_set_round(long r)
-{
-	pthread_mutex_lock(&gt.lock);
-	ST_STORE(&gt.pause, 0);
-	ST_STORE(&gt.parked, 0);
-	ST_STORE(&gt.round, r);
-	pthread_cond_broadcast(&gt.cond);
-	pthread_mutex_unlock(&gt.lock);
-}
-
-/* A poster: wait until round r has started. */
-static void gt_wait_round(long r)
-{
-	pthread_mutex_lock(&gt.lock);
-	while (gt.round < r)
-		pthread_cond_wait(&gt.cond, &gt.lock);
-	pthread_mutex_unlock(&gt.lock);
-}
-
-/*
- * A leaver, off every head: stay away for the rest of the round.  A retry
- * would take a token whose wake we dropped, and hide the bug.
- */
-static void gt_park(struct st_thread *t)
-{
-	long r;
-
-	st_phase(t, "parked until the next round (the steady threads "
-		    "must take the rest)");
-	pthread_mutex_lock(&gt.lock);
-	(void)ST_ADD(&gt.parked, 1);
-	r = gt.round;
-	while (gt.round == r && !ST_LOAD(&gt.done))
-		pthread_cond_wait(&gt.cond, &gt.lock);
-	pthread_mutex_unlock(&gt.lock);
-}
-
-static bool gt_posters_finished(void *arg)
-{
-	return st_load(&gt.posters_done) >= *(long *)arg;
-}
-
-static bool gt_all_parked(void *arg)
-{
-	return ST_LOAD(&gt.parked) == *(int *)arg;
-}
-
-/*
- * Run round r up to its drain: start it, wait for the posters, then pause
- * the leavers (kick() wakes those that sleep without a deadline) and wait
- * until every one is parked.
- */
-static void gt_round(long r, long nposters, int nleavers, void (*kick)(void))
-{
-	long want = nposters * r;
-
-	gt_set_round(r);
-	st_wait(gt_posters_finished, &want);
-	if (nleavers > 0) {
-		ST_STORE(&gt.pause, 1);
-		if (kick)
-			kick();
-		st_wait(gt_all_parked, &nleavers);
-	}
-}
-
-/* After the last round: let every thread go (the caller wakes the heads). */
-static void gt_finish(long rounds)
-{
-	ST_STORE(&gt.done, 1);
-	gt_set_round(rounds + 1);
-}
-
-static void gt_describe(FILE *out)
-{
-	fprintf(out, "round %ld, poster rounds done %ld, pause %d, parked %d, "
-		"done %d\n", __atomic_load_n(&gt.round, __ATOMIC_RELAXED),
-		__atomic_load_n(&gt.posters_done, __ATOMIC_RELAXED),
-		__atomic_load_n(&gt.pause, __ATOMIC_RELAXED),
-		__atomic_load_n(&gt.parked, __ATOMIC_RELAXED),
-		__atomic_load_n(&gt.done, __ATOMIC_RELAXED));
-}
+/* Shared by the three tests (one runs at a time); see tu_stress.h. */
+static struct tu_rounds gt;
 
 /* A deadline 10-100 us ahead, where a round's posts land. */
 static void short_deadline(struct timespec *dl, uint64_t *rnd)
 {
 	(void)swait_deadline_after(dl, CLOCK_MONOTONIC,
-				   10000 + (int64_t)(st_rand(rnd) % 90000));
+				   10000 + (int64_t)(tu_rand(rnd) % 90000));
 }
 
 /*
@@ -175,7 +67,7 @@ static void short_deadline(struct timespec *dl, uint64_t *rnd)
  */
 static void dawdle(uint64_t *rnd)
 {
-	st_spin((unsigned)(st_rand(rnd) % 32768));
+	tu_spin((unsigned)(tu_rand(rnd) % 32768));
 }
 
 /* ------------------------------- the daemon: two work queues and a config */
@@ -207,7 +99,7 @@ static const char wq_phase_wait_timed[] =
 	"in swait_wait_any on A, B, C, 10-100 us deadline";
 
 struct wq_worker {
-	struct st_thread *t;	/* count: tokens taken; aux: timeouts */
+	struct tu_thread *t;	/* count: tokens taken; aux: timeouts */
 	long seen;		/* atomic: the config generation last seen */
 	/* The worker's own tallies, read after the join. */
 	long took[2];
@@ -218,12 +110,12 @@ struct wq_worker {
 
 static struct {
 	struct swait_head head[WQ_NHEADS];
-	struct st_tokens tok[2];	/* the work on A and on B */
+	struct tu_tokens tok[2];	/* the work on A and on B */
 	long gen;			/* atomic: config generation */
 	long rounds;
 	long bad;			/* atomic: unexpected return values */
 	struct wq_worker w[WQ_WORKERS];
-	struct st_thread *prod[2], *cfg;
+	struct tu_thread *prod[2], *cfg;
 } wq;
 
 /* Take one token, from the preferred queue if it has one; -1 if none. */
@@ -232,7 +124,7 @@ static int wq_take(unsigned *pref)
 	for (unsigned k = 0; k < 2; k++) {
 		unsigned q = (*pref + k) % 2;
 
-		if (st_token_take(&wq.tok[q])) {
+		if (tu_token_take(&wq.tok[q])) {
 			*pref = q ^ 1;	/* alternate: serve both queues */
 			return (int)q;
 		}
@@ -246,28 +138,28 @@ static void wq_note(struct wq_worker *wk, int q, long g, bool direct)
 	if (q >= 0) {
 		wk->took[q]++;
 		wk->direct += direct;
-		st_add(&wk->t->count, 1);
+		(void)TU_ADD(&wk->t->count, 1);
 	}
-	ST_STORE(&wk->seen, g);
+	TU_STORE(&wk->seen, g);
 }
 
 static void wq_park(struct wq_worker *wk)
 {
 	wk->parks++;
-	gt_park(wk->t);
+	tu_rounds_park(&gt, wk->t);
 }
 
 static void *wq_worker(void *arg)
 {
 	struct wq_worker *wk = arg;
-	struct st_thread *t = wk->t;
+	struct tu_thread *t = wk->t;
 	struct swait_head *const heads[WQ_NHEADS] = {
 		&wq.head[WQ_A], &wq.head[WQ_B], &wq.head[WQ_C],
 	};
 	struct swait_waiter w[WQ_NHEADS];
 	bool leaver = t->idx >= WQ_STEADY;
 	unsigned pref = (unsigned)t->idx % 2;
-	uint64_t rnd = st_seed(700 + t->idx);
+	uint64_t rnd = tu_seed(700 + t->idx);
 	long seen = 0;
 
 	memset(w, 0, sizeof(w));	/* all-zero: idle waiters */
@@ -280,12 +172,12 @@ static void *wq_worker(void *arg)
 		int q, err, done;
 		long g;
 
-		st_phase(t, wq_phase_check);
+		tu_phase(t, wq_phase_check);
 		swait_prepare_any(heads, WQ_NHEADS, w);
 		/* done first: whoever sees it sees the final generation. */
-		done = ST_LOAD(&gt.done);
+		done = TU_LOAD(&gt.done);
 		q = wq_take(&pref);
-		g = ST_LOAD(&wq.gen);
+		g = TU_LOAD(&wq.gen);
 		if (q >= 0 || g != seen) {
 			swait_finish_any(heads, WQ_NHEADS, w);
 			wq_note(wk, q, g, false);
@@ -296,15 +188,15 @@ static void *wq_worker(void *arg)
 			 * leaving (see the top of the file).
 			 */
 			if (leaver && q < 0 &&
-			    (ST_LOAD(&gt.pause) || st_rand(&rnd) % 2 == 0))
+			    (TU_LOAD(&gt.pause) || tu_rand(&rnd) % 2 == 0))
 				wq_park(wk);
 			else
-				st_spin((unsigned)(st_rand(&rnd) % 256));
+				tu_spin((unsigned)(tu_rand(&rnd) % 256));
 			continue;
 		}
 		if (done)
 			break;
-		if (leaver && ST_LOAD(&gt.pause)) {
+		if (leaver && TU_LOAD(&gt.pause)) {
 			swait_finish_any(heads, WQ_NHEADS, w);
 			wq_park(wk);
 			continue;
@@ -315,14 +207,14 @@ static void *wq_worker(void *arg)
 		 * token whose wake was dropped.
 		 */
 		timed = leaver ||
-			(!ST_LOAD(&gt.pause) && st_rand(&rnd) % 4 == 0);
+			(!TU_LOAD(&gt.pause) && tu_rand(&rnd) % 4 == 0);
 		if (timed)
 			short_deadline(&dl, &rnd);
-		st_phase(t, timed ? wq_phase_wait_timed : wq_phase_wait);
+		tu_phase(t, timed ? wq_phase_wait_timed : wq_phase_wait);
 		err = swait_wait_any(heads, WQ_NHEADS, w, 0, CLOCK_MONOTONIC,
 				     timed ? &dl : NULL, &which);
 		if (err == ETIMEDOUT) {
-			st_add(&t->aux, 1);
+			(void)TU_ADD(&t->aux, 1);
 			if (leaver) {
 				/*
 				 * Gone without another look: a wake that
@@ -336,11 +228,11 @@ static void *wq_worker(void *arg)
 			continue;	/* steady: prepare keeps our places */
 		}
 		if (err != 0 || which >= WQ_NHEADS) {
-			st_add(&wq.bad, 1);
+			(void)TU_ADD(&wq.bad, 1);
 			continue;
 		}
 		wk->ended[which]++;
-		if (st_rand(&rnd) % 2 == 0)
+		if (tu_rand(&rnd) % 2 == 0)
 			continue;	/* re-queue, then check */
 		/*
 		 * Check before re-queueing: only the wake reported in which
@@ -348,65 +240,65 @@ static void *wq_worker(void *arg)
 		 * other wake that selected one of our nodes meanwhile.
 		 */
 		q = wq_take(&pref);
-		g = ST_LOAD(&wq.gen);
+		g = TU_LOAD(&wq.gen);
 		if (q >= 0 || g != seen) {
 			swait_finish_any(heads, WQ_NHEADS, w);
 			wq_note(wk, q, g, true);
 			seen = g;
 			if (leaver &&
-			    (ST_LOAD(&gt.pause) || st_rand(&rnd) % 2 == 0))
+			    (TU_LOAD(&gt.pause) || tu_rand(&rnd) % 2 == 0))
 				wq_park(wk);
 		}
 	}
 	swait_finish_any(heads, WQ_NHEADS, w);
-	st_exit(t);
+	tu_thread_exit(t);
 	return NULL;
 }
 
 static void *wq_producer(void *arg)
 {
-	struct st_thread *t = arg;
+	struct tu_thread *t = arg;
 	int q = t->idx;
-	uint64_t rnd = st_seed(720 + q);
+	uint64_t rnd = tu_seed(720 + q);
 
 	for (long r = 1; r <= wq.rounds; r++) {
 		long n;
 
-		st_phase(t, "waiting for the round to start");
-		gt_wait_round(r);
-		n = 1 + (long)(st_rand(&rnd) % 2);
-		st_phase(t, "posting tokens (post, swait_wake_one)");
+		tu_phase(t, "waiting for the round to start");
+		tu_rounds_wait(&gt, r);
+		n = 1 + (long)(tu_rand(&rnd) % 2);
+		tu_phase(t, "posting tokens (post, swait_wake_one)");
 		for (long i = 0; i < n; i++) {
 			/* Land among the leavers' deadlines. */
-			st_spin((unsigned)(st_rand(&rnd) % 131072));
-			st_token_post(&wq.tok[q], 1);
+			tu_spin((unsigned)(tu_rand(&rnd) % 131072));
+			tu_token_post(&wq.tok[q], 1);
 			swait_wake_one(&wq.head[q]);
-			st_add(&t->count, 1);
+			(void)TU_ADD(&t->count, 1);
 		}
-		st_add(&gt.posters_done, 1);
+		tu_rounds_posted(&gt);
 	}
-	st_exit(t);
+	tu_thread_exit(t);
 	return NULL;
 }
 
 static void *wq_config(void *arg)
 {
-	struct st_thread *t = arg;
-	uint64_t rnd = st_seed(730);
+	struct tu_thread *t = arg;
+	uint64_t rnd = tu_seed(730);
 
 	for (long r = 1; r <= wq.rounds; r++) {
-		st_phase(t, "waiting for the round to start");
-		gt_wait_round(r);
-		if (st_rand(&rnd) % 2 == 0) {
-			st_phase(t, "bumping the generation, swait_wake_all");
-			st_spin((unsigned)(st_rand(&rnd) % 131072));
-			(void)ST_ADD(&wq.gen, 1);
+		tu_phase(t, "waiting for the round to start");
+		tu_rounds_wait(&gt, r);
+		if (tu_rand(&rnd) % 2 == 0) {
+			tu_phase(t, "bumping the generation, swait_wake_all");
+			tu_spin((unsigned)(tu_rand(&rnd) % 131072));
+			(void)TU_ADD(&wq.gen, 1);
 			swait_wake_all(&wq.head[WQ_C]);
-			st_add(&t->count, 1);
+			(void)TU_ADD(&t->count, 1);
 		}
-		st_add(&gt.posters_done, 1);
+		tu_rounds_posted(&gt);
 	}
-	st_exit(t);
+	tu_thread_exit(t);
 	return NULL;
 }
 
@@ -416,21 +308,21 @@ static void *wq_config(void *arg)
  */
 static bool wq_settled(void *arg)
 {
-	long g = ST_LOAD(&wq.gen);
+	long g = TU_LOAD(&wq.gen);
 
 	(void)arg;
-	if (!st_tokens_drained(&wq.tok[0]) || !st_tokens_drained(&wq.tok[1]))
+	if (!tu_tokens_drained(&wq.tok[0]) || !tu_tokens_drained(&wq.tok[1]))
 		return false;
 	for (int i = 0; i < WQ_STEADY; i++)
-		if (ST_LOAD(&wq.w[i].seen) != g)
+		if (TU_LOAD(&wq.w[i].seen) != g)
 			return false;
 	return true;
 }
 
 static void wq_describe(FILE *out)
 {
-	st_tokens_describe(out, "tokens A", &wq.tok[0]);
-	st_tokens_describe(out, "tokens B", &wq.tok[1]);
+	tu_tokens_describe(out, "tokens A", &wq.tok[0]);
+	tu_tokens_describe(out, "tokens B", &wq.tok[1]);
 	fprintf(out, "config gen %ld; seen by workers:",
 		__atomic_load_n(&wq.gen, __ATOMIC_RELAXED));
 	for (int i = 0; i < WQ_WORKERS; i++)
@@ -439,7 +331,7 @@ static void wq_describe(FILE *out)
 	fprintf(out, "\nswait_active A %d, B %d, C %d\n",
 		swait_active(&wq.head[WQ_A]), swait_active(&wq.head[WQ_B]),
 		swait_active(&wq.head[WQ_C]));
-	gt_describe(out);
+	tu_rounds_describe(out, &gt);
 }
 
 static void test_any_work_queues(void **state)
@@ -449,37 +341,37 @@ static void test_any_work_queues(void **state)
 
 	(void)state;
 	memset(&wq, 0, sizeof(wq));
-	gt_init();
+	tu_rounds_init(&gt);
 	for (int i = 0; i < WQ_NHEADS; i++)
 		swait_head_init(&wq.head[i]);
 	wq.rounds = tu_scale(4000);
 
-	st_begin("daemon workers on two work queues and a config head",
+	tu_begin("daemon workers on two work queues and a config head",
 		 wq_describe);
 	for (int i = 0; i < WQ_WORKERS; i++) {
 		struct wq_worker *wk = &wq.w[i];
 
-		wk->t = st_slot(i < WQ_STEADY ? "steady worker" : "leaver", i);
-		st_spawn(wk->t, wq_worker, wk);
+		wk->t = tu_slot(i < WQ_STEADY ? "steady worker" : "leaver", i);
+		tu_spawn(wk->t, wq_worker, wk);
 	}
 	for (int q = 0; q < 2; q++) {
-		wq.prod[q] = st_slot(q == 0 ? "producer A" : "producer B", q);
-		st_spawn(wq.prod[q], wq_producer, wq.prod[q]);
+		wq.prod[q] = tu_slot(q == 0 ? "producer A" : "producer B", q);
+		tu_spawn(wq.prod[q], wq_producer, wq.prod[q]);
 	}
-	wq.cfg = st_slot("config", 0);
-	st_spawn(wq.cfg, wq_config, wq.cfg);
+	wq.cfg = tu_slot("config", 0);
+	tu_spawn(wq.cfg, wq_config, wq.cfg);
 
 	for (long r = 1; r <= wq.rounds; r++) {
-		gt_round(r, WQ_POSTERS, WQ_WORKERS - WQ_STEADY, NULL);
-		st_wait(wq_settled, NULL);
+		tu_rounds_run(&gt, r, WQ_POSTERS, WQ_WORKERS - WQ_STEADY, NULL);
+		tu_wait(wq_settled, NULL);
 	}
-	gt_finish(wq.rounds);
+	tu_rounds_finish(&gt, wq.rounds);
 	for (int i = 0; i < WQ_NHEADS; i++)
 		swait_wake_all(&wq.head[i]);
-	st_wait_exited();
-	st_end();
+	tu_wait_exited();
+	tu_end();
 
-	gen = ST_LOAD(&wq.gen);
+	gen = TU_LOAD(&wq.gen);
 	for (int i = 0; i < WQ_WORKERS; i++) {
 		struct wq_worker *wk = &wq.w[i];
 
@@ -487,7 +379,7 @@ static void test_any_work_queues(void **state)
 			ended[h] += wk->ended[h];
 		took[0] += wk->took[0];
 		took[1] += wk->took[1];
-		timeouts += st_load(&wk->t->aux);
+		timeouts += TU_LOAD(&wk->t->aux);
 		direct += wk->direct;
 		parks += wk->parks;
 	}
@@ -497,22 +389,22 @@ static void test_any_work_queues(void **state)
 		      "%ld parks\n", wq.rounds, took[0], took[1], gen,
 		      ended[WQ_A], ended[WQ_B], ended[WQ_C], timeouts, direct,
 		      parks);
-	assert_int_equal(st_load(&wq.bad), 0);
+	assert_int_equal(TU_LOAD(&wq.bad), 0);
 	for (int q = 0; q < 2; q++) {
-		assert_int_equal(st_load(&wq.tok[q].posted),
-				 st_load(&wq.prod[q]->count));
-		assert_int_equal(st_load(&wq.tok[q].taken),
-				 st_load(&wq.tok[q].posted));
-		assert_int_equal(st_load(&wq.tok[q].avail), 0);
-		assert_int_equal(took[q], st_load(&wq.tok[q].posted));
+		assert_int_equal(TU_LOAD(&wq.tok[q].posted),
+				 TU_LOAD(&wq.prod[q]->count));
+		assert_int_equal(TU_LOAD(&wq.tok[q].taken),
+				 TU_LOAD(&wq.tok[q].posted));
+		assert_int_equal(TU_LOAD(&wq.tok[q].avail), 0);
+		assert_int_equal(took[q], TU_LOAD(&wq.tok[q].posted));
 	}
-	assert_int_equal(gen, st_load(&wq.cfg->count));
+	assert_int_equal(gen, TU_LOAD(&wq.cfg->count));
 	for (int i = 0; i < WQ_WORKERS; i++)
-		assert_int_equal(ST_LOAD(&wq.w[i].seen), gen);
+		assert_int_equal(TU_LOAD(&wq.w[i].seen), gen);
 	assert_true(timeouts > 0);	/* the race was actually run */
 	for (int i = 0; i < WQ_NHEADS; i++)
 		assert_int_equal(swait_head_destroy(&wq.head[i]), 0);
-	gt_destroy();
+	tu_rounds_destroy(&gt);
 }
 
 /* ----------------------------- grouped and single waiters on one head */
@@ -536,40 +428,40 @@ static void test_any_work_queues(void **state)
 
 static struct {
 	struct swait_head h, o;
-	struct st_tokens tok;
+	struct tu_tokens tok;
 	long rounds;
 	long kicks;		/* atomic: wakes on O */
 	long bad;		/* atomic: unexpected return values */
-	struct st_thread *waiter[MX_WAITERS], *poster;
+	struct tu_thread *waiter[MX_WAITERS], *poster;
 	/* Each grouped waiter's own tallies, read after the join. */
 	long ended_h[MX_WAITERS], ended_o[MX_WAITERS], parks[MX_WAITERS];
 } mx;
 
 static bool mx_cond(bool *got)
 {
-	return (*got = st_token_take(&mx.tok)) || ST_LOAD(&gt.done);
+	return (*got = tu_token_take(&mx.tok)) || TU_LOAD(&gt.done);
 }
 
 static void *mx_single(void *arg)
 {
-	struct st_thread *t = arg;
+	struct tu_thread *t = arg;
 	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
-	uint64_t rnd = st_seed(740 + t->idx);
+	uint64_t rnd = tu_seed(740 + t->idx);
 
 	for (;;) {
 		bool got = false;
 
 		if (t->idx == 0) {
-			st_phase(t, "in swait_event on H, waiting for a token");
+			tu_phase(t, "in swait_event on H, waiting for a token");
 			swait_event(&mx.h, mx_cond(&got));
 		} else {
-			st_phase(t, "in swait_prepare/sleep/finish on H "
+			tu_phase(t, "in swait_prepare/sleep/finish on H "
 				    "(dawdles while queued)");
 			for (;;) {
 				swait_prepare(&mx.h, &w);
 				if (mx_cond(&got))
 					break;
-				st_spin((unsigned)(st_rand(&rnd) % 4096));
+				tu_spin((unsigned)(tu_rand(&rnd) % 4096));
 				(void)swait_sleep(&mx.h, &w, 0,
 						  CLOCK_MONOTONIC, NULL);
 			}
@@ -577,32 +469,32 @@ static void *mx_single(void *arg)
 		}
 		if (!got)
 			break;
-		st_add(&t->count, 1);
+		(void)TU_ADD(&t->count, 1);
 		/*
 		 * Work for 0-40 us, off the queue: the grouped waiters'
 		 * nodes move ahead of ours on H, so that H's wakes select
 		 * them too.
 		 */
-		st_phase(t, "working on a token");
-		st_spin((unsigned)(st_rand(&rnd) % 131072));
+		tu_phase(t, "working on a token");
+		tu_spin((unsigned)(tu_rand(&rnd) % 131072));
 	}
-	st_exit(t);
+	tu_thread_exit(t);
 	return NULL;
 }
 
-static void mx_park(struct st_thread *t)
+static void mx_park(struct tu_thread *t)
 {
 	mx.parks[t->idx]++;
-	gt_park(t);
+	tu_rounds_park(&gt, t);
 }
 
 static void *mx_grouped(void *arg)
 {
-	struct st_thread *t = arg;
+	struct tu_thread *t = arg;
 	unsigned hi = (unsigned)t->idx % 2, oi = hi ^ 1;
 	struct swait_head *heads[2];
 	struct swait_waiter w[2];
-	uint64_t rnd = st_seed(750 + t->idx);
+	uint64_t rnd = tu_seed(750 + t->idx);
 
 	heads[hi] = &mx.h;
 	heads[oi] = &mx.o;
@@ -614,44 +506,44 @@ static void *mx_grouped(void *arg)
 		bool timed;
 		int err, done;
 
-		st_phase(t, "checking H after swait_prepare_any");
+		tu_phase(t, "checking H after swait_prepare_any");
 		swait_prepare_any(heads, 2, w);
-		done = ST_LOAD(&gt.done);
-		if (st_token_take(&mx.tok)) {
+		done = TU_LOAD(&gt.done);
+		if (tu_token_take(&mx.tok)) {
 			swait_finish_any(heads, 2, w);
-			st_add(&t->count, 1);
+			(void)TU_ADD(&t->count, 1);
 			/*
 			 * Only one of our nodes is on H, so the prepare
 			 * consumed at most one token's wake: we may leave.
 			 */
-			if (st_rand(&rnd) % 4 == 0)
+			if (tu_rand(&rnd) % 4 == 0)
 				mx_park(t);
 			continue;
 		}
 		if (done)
 			break;
-		if (ST_LOAD(&gt.pause)) {
+		if (TU_LOAD(&gt.pause)) {
 			swait_finish_any(heads, 2, w);
 			mx_park(t);
 			continue;
 		}
-		timed = st_rand(&rnd) % 4 == 0;
+		timed = tu_rand(&rnd) % 4 == 0;
 		if (timed)
 			short_deadline(&dl, &rnd);
-		st_phase(t, timed ? "in swait_wait_any on H, O, 10-100 us "
+		tu_phase(t, timed ? "in swait_wait_any on H, O, 10-100 us "
 				    "deadline" :
 				    "in swait_wait_any on H, O, no deadline");
 		err = swait_wait_any(heads, 2, w, 0, CLOCK_MONOTONIC,
 				     timed ? &dl : NULL, &which);
 		if (err == ETIMEDOUT) {
-			st_add(&t->aux, 1);
+			(void)TU_ADD(&t->aux, 1);
 			dawdle(&rnd);
 			swait_finish_any(heads, 2, w);
 			mx_park(t);
 			continue;
 		}
 		if (err != 0 || which >= 2) {
-			st_add(&mx.bad, 1);
+			(void)TU_ADD(&mx.bad, 1);
 			continue;
 		}
 		if (which == hi) {
@@ -668,14 +560,14 @@ static void *mx_grouped(void *arg)
 		mx_park(t);
 	}
 	swait_finish_any(heads, 2, w);
-	st_exit(t);
+	tu_thread_exit(t);
 	return NULL;
 }
 
-static void mx_kick(struct st_thread *t, bool all)
+static void mx_kick(struct tu_thread *t, bool all)
 {
-	(void)ST_ADD(&mx.kicks, 1);
-	st_phase(t, all ? "swait_wake_all on O" : "swait_wake_one on O");
+	(void)TU_ADD(&mx.kicks, 1);
+	tu_phase(t, all ? "swait_wake_all on O" : "swait_wake_one on O");
 	if (all)
 		swait_wake_all(&mx.o);
 	else
@@ -684,32 +576,32 @@ static void mx_kick(struct st_thread *t, bool all)
 
 static void *mx_poster(void *arg)
 {
-	struct st_thread *t = arg;
-	uint64_t rnd = st_seed(760);
+	struct tu_thread *t = arg;
+	uint64_t rnd = tu_seed(760);
 
 	for (long r = 1; r <= mx.rounds; r++) {
 		long n;
 
-		st_phase(t, "waiting for the round to start");
-		gt_wait_round(r);
-		n = 1 + (long)(st_rand(&rnd) % 3);
+		tu_phase(t, "waiting for the round to start");
+		tu_rounds_wait(&gt, r);
+		n = 1 + (long)(tu_rand(&rnd) % 3);
 		for (long i = 0; i < n; i++) {
-			unsigned kick = (unsigned)(st_rand(&rnd) % 8);
+			unsigned kick = (unsigned)(tu_rand(&rnd) % 8);
 
-			st_spin((unsigned)(st_rand(&rnd) % 65536));
+			tu_spin((unsigned)(tu_rand(&rnd) % 65536));
 			/* 0, 1: O first, so H's wake finds them leaving. */
 			if (kick < 2)
 				mx_kick(t, kick == 1);
-			st_phase(t, "posting a token (post, swait_wake_one H)");
-			st_token_post(&mx.tok, 1);
+			tu_phase(t, "posting a token (post, swait_wake_one H)");
+			tu_token_post(&mx.tok, 1);
 			swait_wake_one(&mx.h);
-			st_add(&t->count, 1);
+			(void)TU_ADD(&t->count, 1);
 			if (kick == 2 || kick == 3)
 				mx_kick(t, kick == 3);
 		}
-		st_add(&gt.posters_done, 1);
+		tu_rounds_posted(&gt);
 	}
-	st_exit(t);
+	tu_thread_exit(t);
 	return NULL;
 }
 
@@ -721,11 +613,11 @@ static void mx_pause_kick(void)
 
 static void mx_describe(FILE *out)
 {
-	st_tokens_describe(out, "tokens", &mx.tok);
+	tu_tokens_describe(out, "tokens", &mx.tok);
 	fprintf(out, "kicks on O %ld, swait_active H %d, O %d\n",
 		__atomic_load_n(&mx.kicks, __ATOMIC_RELAXED),
 		swait_active(&mx.h), swait_active(&mx.o));
-	gt_describe(out);
+	tu_rounds_describe(out, &gt);
 }
 
 static void test_any_mixed_with_single(void **state)
@@ -735,41 +627,41 @@ static void test_any_mixed_with_single(void **state)
 
 	(void)state;
 	memset(&mx, 0, sizeof(mx));
-	gt_init();
+	tu_rounds_init(&gt);
 	swait_head_init(&mx.h);
 	swait_head_init(&mx.o);
 	mx.rounds = tu_scale(6000);
 
-	st_begin("grouped and single waiters on one head", mx_describe);
+	tu_begin("grouped and single waiters on one head", mx_describe);
 	for (int i = 0; i < MX_WAITERS; i++) {
 		bool single = i < MX_SINGLE;
 
-		mx.waiter[i] = st_slot(single ? "single" :
+		mx.waiter[i] = tu_slot(single ? "single" :
 				       i % 2 ? "grouped {O, H}" :
 					       "grouped {H, O}", i);
-		st_spawn(mx.waiter[i], single ? mx_single : mx_grouped,
+		tu_spawn(mx.waiter[i], single ? mx_single : mx_grouped,
 			 mx.waiter[i]);
 	}
-	mx.poster = st_slot("poster", 0);
-	st_spawn(mx.poster, mx_poster, mx.poster);
+	mx.poster = tu_slot("poster", 0);
+	tu_spawn(mx.poster, mx_poster, mx.poster);
 
 	for (long r = 1; r <= mx.rounds; r++) {
-		gt_round(r, 1, MX_GROUPED, mx_pause_kick);
+		tu_rounds_run(&gt, r, 1, MX_GROUPED, mx_pause_kick);
 		/* The check: the single waiters alone take every token. */
-		st_wait(st_tokens_drained, &mx.tok);
+		tu_wait(tu_tokens_drained, &mx.tok);
 	}
-	gt_finish(mx.rounds);
+	tu_rounds_finish(&gt, mx.rounds);
 	swait_wake_all(&mx.h);
 	swait_wake_all(&mx.o);
-	st_wait_exited();
-	st_end();
+	tu_wait_exited();
+	tu_end();
 
 	for (int i = 0; i < MX_WAITERS; i++) {
-		taken += st_load(&mx.waiter[i]->count);
+		taken += TU_LOAD(&mx.waiter[i]->count);
 		if (i < MX_SINGLE)
 			continue;
-		by_groups += st_load(&mx.waiter[i]->count);
-		timeouts += st_load(&mx.waiter[i]->aux);
+		by_groups += TU_LOAD(&mx.waiter[i]->count);
+		timeouts += TU_LOAD(&mx.waiter[i]->aux);
 		ended_h += mx.ended_h[i];
 		ended_o += mx.ended_o[i];
 		parks += mx.parks[i];
@@ -777,17 +669,17 @@ static void test_any_mixed_with_single(void **state)
 	print_message("mixed: %ld rounds, %ld tokens (%ld by grouped "
 		      "waiters), %ld kicks on O; grouped wait_any ended by H "
 		      "%ld, O %ld, ETIMEDOUT %ld; %ld parks\n", mx.rounds,
-		      st_load(&mx.tok.posted), by_groups, st_load(&mx.kicks),
+		      TU_LOAD(&mx.tok.posted), by_groups, TU_LOAD(&mx.kicks),
 		      ended_h, ended_o, timeouts, parks);
-	assert_int_equal(st_load(&mx.bad), 0);
-	assert_int_equal(st_load(&mx.tok.posted), st_load(&mx.poster->count));
-	assert_int_equal(st_load(&mx.tok.taken), st_load(&mx.tok.posted));
-	assert_int_equal(st_load(&mx.tok.avail), 0);
-	assert_int_equal(taken, st_load(&mx.tok.posted));
+	assert_int_equal(TU_LOAD(&mx.bad), 0);
+	assert_int_equal(TU_LOAD(&mx.tok.posted), TU_LOAD(&mx.poster->count));
+	assert_int_equal(TU_LOAD(&mx.tok.taken), TU_LOAD(&mx.tok.posted));
+	assert_int_equal(TU_LOAD(&mx.tok.avail), 0);
+	assert_int_equal(taken, TU_LOAD(&mx.tok.posted));
 	assert_true(ended_o > 0);	/* the race was actually run */
 	assert_int_equal(swait_head_destroy(&mx.h), 0);
 	assert_int_equal(swait_head_destroy(&mx.o), 0);
-	gt_destroy();
+	tu_rounds_destroy(&gt);
 }
 
 /* -------------------------------------- cancellation inside wait_any */
@@ -808,25 +700,21 @@ static const char cx_phase_wait[] = "in swait_wait_any on A, B";
 
 static struct {
 	struct swait_head head[2];
-	struct st_tokens tok[2];
+	struct tu_tokens tok[2];
 	long rounds;
 	long bad;			/* atomic: unexpected return values */
-	long cancels;			/* main thread only */
-	long cancels_waiting;		/* atomic */
-	int struck;			/* atomic: 1 + the one cancelled */
-	long ticket_next;		/* atomic: queueing order */
-	long ticket[CX_WORKERS];	/* atomic: 0 when not waiting */
-	struct st_thread *w[CX_WORKERS], *poster;
+	struct tu_strikes sk;
+	struct tu_thread *w[CX_WORKERS], *poster;
 } cx;
 
 /* Cleanup handler: cancelled in swait_wait_any, after the library's own. */
 static void cx_cancelled(void *arg)
 {
-	struct st_thread *t = arg;
+	struct tu_thread *t = arg;
 
-	st_phase(t, "cancelled");
-	ST_STORE(&cx.ticket[t->idx], 0);
-	ST_STORE(&t->exited, 1);
+	tu_phase(t, "cancelled");
+	tu_ticket_drop(&cx.sk, t->idx);
+	TU_STORE(&t->exited, 1);
 }
 
 /*
@@ -834,48 +722,48 @@ static void cx_cancelled(void *arg)
  * outside the frame of cx_worker()'s cleanup block (glibc's setjmp-based
  * cancellation would otherwise have the compiler warn about them).
  */
-static void cx_serve(struct st_thread *t, struct swait_head *const heads[],
+static void cx_serve(struct tu_thread *t, struct swait_head *const heads[],
 		     struct swait_waiter w[])
 {
 	unsigned pref = (unsigned)t->idx % 2;
-	uint64_t rnd = st_seed(800 + t->idx + 16 * (int)t->aux);
+	uint64_t rnd = tu_seed(800 + t->idx + 16 * (int)t->aux);
 
 	for (;;) {
 		unsigned which = 2;
 		int q = -1, done;
 
 		/* Roughly our place in the queues, for the canceller. */
-		ST_STORE(&cx.ticket[t->idx], ST_ADD(&cx.ticket_next, 1));
-		st_phase(t, "checking A, B after swait_prepare_any");
+		tu_ticket_take(&cx.sk, t->idx);
+		tu_phase(t, "checking A, B after swait_prepare_any");
 		swait_prepare_any(heads, 2, w);
-		done = ST_LOAD(&gt.done);
+		done = TU_LOAD(&gt.done);
 		/*
 		 * No cancellation point from here to the next wait: a token
 		 * taken is always counted, even by a thread cancelled later.
 		 */
 		for (unsigned k = 0; k < 2 && q < 0; k++)
-			if (st_token_take(&cx.tok[(pref + k) % 2]))
+			if (tu_token_take(&cx.tok[(pref + k) % 2]))
 				q = (int)((pref + k) % 2);
 		if (q >= 0) {
-			ST_STORE(&cx.ticket[t->idx], 0);
+			tu_ticket_drop(&cx.sk, t->idx);
 			swait_finish_any(heads, 2, w);
-			st_add(&t->count, 1);
+			(void)TU_ADD(&t->count, 1);
 			pref = (unsigned)q ^ 1;
-			st_spin((unsigned)(st_rand(&rnd) % 256));
+			tu_spin((unsigned)(tu_rand(&rnd) % 256));
 			continue;
 		}
 		if (done)
 			return;
-		st_phase(t, cx_phase_wait);
+		tu_phase(t, cx_phase_wait);
 		if (swait_wait_any(heads, 2, w, 0, CLOCK_MONOTONIC, NULL,
 				   &which) != 0 || which >= 2)
-			st_add(&cx.bad, 1);
+			(void)TU_ADD(&cx.bad, 1);
 	}
 }
 
 static void *cx_worker(void *arg)
 {
-	struct st_thread *t = arg;
+	struct tu_thread *t = arg;
 	struct swait_head *const heads[2] = { &cx.head[0], &cx.head[1] };
 	struct swait_waiter w[2];
 
@@ -883,94 +771,56 @@ static void *cx_worker(void *arg)
 	pthread_cleanup_push(cx_cancelled, t);
 	cx_serve(t, heads, w);
 	pthread_cleanup_pop(0);
-	ST_STORE(&cx.ticket[t->idx], 0);
+	tu_ticket_drop(&cx.sk, t->idx);
 	swait_finish_any(heads, 2, w);
-	st_exit(t);
+	tu_thread_exit(t);
 	return NULL;
-}
-
-/* The worker queued longest: the one the next wake_one will select. */
-static int cx_oldest(void)
-{
-	long best = 0;
-	int i = -1;
-
-	for (int k = 0; k < CX_WORKERS; k++) {
-		long v = ST_LOAD(&cx.ticket[k]);
-
-		if (v && (!best || v < best)) {
-			best = v;
-			i = k;
-		}
-	}
-	return i;
 }
 
 static void *cx_poster(void *arg)
 {
-	struct st_thread *t = arg;
-	uint64_t rnd = st_seed(810);
+	struct tu_thread *t = arg;
+	uint64_t rnd = tu_seed(810);
 
 	for (long r = 1; r <= cx.rounds; r++) {
 		unsigned q;
 		bool strike;
 		int oldest;
 
-		st_phase(t, "waiting for the round to start");
-		gt_wait_round(r);
-		st_phase(t, "posting a token (post, swait_wake_one)");
-		q = (unsigned)(st_rand(&rnd) % 2);
-		st_spin((unsigned)(st_rand(&rnd) % 65536));
-		oldest = cx_oldest();
-		strike = oldest >= 0 && st_rand(&rnd) % 4 != 0;
-		st_token_post(&cx.tok[q], 1);
+		tu_phase(t, "waiting for the round to start");
+		tu_rounds_wait(&gt, r);
+		tu_phase(t, "posting a token (post, swait_wake_one)");
+		q = (unsigned)(tu_rand(&rnd) % 2);
+		tu_spin((unsigned)(tu_rand(&rnd) % 65536));
+		oldest = tu_ticket_oldest(&cx.sk, CX_WORKERS);
+		strike = oldest >= 0 && tu_rand(&rnd) % 4 != 0;
+		tu_token_post(&cx.tok[q], 1);
 		swait_wake_one(&cx.head[q]);
-		if (strike) {
-			struct st_thread *v = cx.w[oldest];
-
-			if (ST_LOAD(&v->phase) == cx_phase_wait)
-				(void)ST_ADD(&cx.cancels_waiting, 1);
-			pthread_cancel(v->tid);
-			ST_STORE(&cx.struck, oldest + 1);
-		}
-		st_add(&t->count, 1);
-		st_add(&gt.posters_done, 1);
+		if (strike)
+			tu_strike(&cx.sk, cx.w[oldest],
+				  TU_LOAD(&cx.w[oldest]->phase) ==
+				  cx_phase_wait);
+		(void)TU_ADD(&t->count, 1);
+		tu_rounds_posted(&gt);
 	}
-	st_exit(t);
+	tu_thread_exit(t);
 	return NULL;
-}
-
-/* Main thread: join the worker cancelled this round, if any. */
-static struct st_thread *cx_reap(void)
-{
-	int i = ST_LOAD(&cx.struck) - 1;
-	struct st_thread *t;
-
-	if (i < 0)
-		return NULL;
-	t = cx.w[i];
-	/* Pending until its next wait, which may come only at the drain. */
-	st_wait_slot_exited(t);
-	pthread_join(t->tid, NULL);
-	ST_STORE(&cx.struck, 0);
-	cx.cancels++;
-	return t;
 }
 
 static bool cx_drained(void *arg)
 {
 	(void)arg;
-	return st_tokens_drained(&cx.tok[0]) && st_tokens_drained(&cx.tok[1]);
+	return tu_tokens_drained(&cx.tok[0]) && tu_tokens_drained(&cx.tok[1]);
 }
 
 static void cx_describe(FILE *out)
 {
-	st_tokens_describe(out, "tokens A", &cx.tok[0]);
-	st_tokens_describe(out, "tokens B", &cx.tok[1]);
+	tu_tokens_describe(out, "tokens A", &cx.tok[0]);
+	tu_tokens_describe(out, "tokens B", &cx.tok[1]);
 	fprintf(out, "struck %d, swait_active A %d, B %d\n",
-		__atomic_load_n(&cx.struck, __ATOMIC_RELAXED) - 1,
+		__atomic_load_n(&cx.sk.struck, __ATOMIC_RELAXED) - 1,
 		swait_active(&cx.head[0]), swait_active(&cx.head[1]));
-	gt_describe(out);
+	tu_rounds_describe(out, &gt);
 }
 
 static void test_any_cancel(void **state)
@@ -979,60 +829,55 @@ static void test_any_cancel(void **state)
 
 	(void)state;
 	memset(&cx, 0, sizeof(cx));
-	gt_init();
+	tu_rounds_init(&gt);
 	swait_head_init(&cx.head[0]);
 	swait_head_init(&cx.head[1]);
 	cx.rounds = tu_scale(4000);
 
-	st_begin("cancellation inside swait_wait_any racing wake_one",
+	tu_begin("cancellation inside swait_wait_any racing wake_one",
 		 cx_describe);
 	for (int i = 0; i < CX_WORKERS; i++) {
-		cx.w[i] = st_slot("worker", i);
-		st_spawn(cx.w[i], cx_worker, cx.w[i]);
+		cx.w[i] = tu_slot("worker", i);
+		tu_spawn(cx.w[i], cx_worker, cx.w[i]);
 	}
-	cx.poster = st_slot("poster", 0);
-	st_spawn(cx.poster, cx_poster, cx.poster);
+	cx.poster = tu_slot("poster", 0);
+	tu_spawn(cx.poster, cx_poster, cx.poster);
 
 	for (long r = 1; r <= cx.rounds; r++) {
-		struct st_thread *dead;
+		struct tu_thread *dead;
 
-		gt_round(r, 1, 0, NULL);
-		dead = cx_reap();
+		tu_rounds_run(&gt, r, 1, 0, NULL);
+		dead = tu_reap(&cx.sk, cx.w);
 		/* The check: the survivors take the token. */
-		st_wait(cx_drained, NULL);
-		if (dead) {
-			/* The replacement keeps the slot and its count. */
-			dead->aux++;
-			ST_STORE(&dead->exited, 0);
-			st_phase(dead, "replacement starting");
-			st_spawn(dead, cx_worker, dead);
-		}
+		tu_wait(cx_drained, NULL);
+		if (dead)
+			tu_respawn(dead, cx_worker);
 	}
-	gt_finish(cx.rounds);
+	tu_rounds_finish(&gt, cx.rounds);
 	swait_wake_all(&cx.head[0]);
 	swait_wake_all(&cx.head[1]);
-	st_wait_exited();
-	st_end();
+	tu_wait_exited();
+	tu_end();
 
 	for (int i = 0; i < CX_WORKERS; i++)
-		taken += st_load(&cx.w[i]->count);
+		taken += TU_LOAD(&cx.w[i]->count);
 	print_message("cancel: %ld rounds, tokens A %ld B %ld, %ld cancels "
 		      "(%ld while in swait_wait_any)\n", cx.rounds,
-		      st_load(&cx.tok[0].posted), st_load(&cx.tok[1].posted),
-		      cx.cancels, st_load(&cx.cancels_waiting));
-	assert_int_equal(st_load(&cx.bad), 0);
-	assert_int_equal(st_load(&cx.tok[0].posted) +
-			 st_load(&cx.tok[1].posted), cx.rounds);
+		      TU_LOAD(&cx.tok[0].posted), TU_LOAD(&cx.tok[1].posted),
+		      cx.sk.cancels, TU_LOAD(&cx.sk.cancels_waiting));
+	assert_int_equal(TU_LOAD(&cx.bad), 0);
+	assert_int_equal(TU_LOAD(&cx.tok[0].posted) +
+			 TU_LOAD(&cx.tok[1].posted), cx.rounds);
 	for (int q = 0; q < 2; q++) {
-		assert_int_equal(st_load(&cx.tok[q].taken),
-				 st_load(&cx.tok[q].posted));
-		assert_int_equal(st_load(&cx.tok[q].avail), 0);
+		assert_int_equal(TU_LOAD(&cx.tok[q].taken),
+				 TU_LOAD(&cx.tok[q].posted));
+		assert_int_equal(TU_LOAD(&cx.tok[q].avail), 0);
 	}
 	assert_int_equal(taken, cx.rounds);
-	assert_true(cx.cancels > 0);
+	assert_true(cx.sk.cancels > 0);
 	assert_int_equal(swait_head_destroy(&cx.head[0]), 0);
 	assert_int_equal(swait_head_destroy(&cx.head[1]), 0);
-	gt_destroy();
+	tu_rounds_destroy(&gt);
 }
 
 int main(int argc, char **argv)
@@ -1043,8 +888,6 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_any_cancel),
 	};
 
-	st_print_config();
-	if (argc > 1)
-		cmocka_set_test_filter(argv[1]);
+	tu_stress_main(argc, argv);
 	return cmocka_run_group_tests_name("stress-any", tests, NULL, NULL);
 }

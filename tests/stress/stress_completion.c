@@ -8,7 +8,7 @@
  *
  * A completer that touched the completion after the waiter could see the
  * count (an unlock store, a walk of the wake_all batch) would write into a
- * frame that now holds other data: st_scribble_check() fills that frame with
+ * frame that now holds other data: tu_scribble_check() fills that frame with
  * a pattern and checks it, and the ASan build of this file
  * (detect_stack_use_after_return) reports the write itself.
  */
@@ -22,7 +22,7 @@
 
 #include <cmocka.h>
 
-#include "stressutil.h"
+#include "tu_stress.h"
 
 /* Wait on c with the watchdog re-armed while other threads progress. */
 static void cw_wait(struct swait_completion *c)
@@ -33,7 +33,7 @@ static void cw_wait(struct swait_completion *c)
 		swait_deadline_after(&dl, CLOCK_MONOTONIC, 50 * 1000000LL);
 		if (swait_completion_wait_timeout(c, CLOCK_MONOTONIC, &dl) == 0)
 			return;
-		st_tick();
+		tu_tick();
 	}
 }
 
@@ -49,73 +49,73 @@ static struct {
 	long posted;			/* atomic, counted before the post */
 	long consumed;			/* atomic */
 	long bad;			/* atomic */
-	struct st_thread *completer[CC_COMPLETERS], *waiter[CC_WAITERS];
+	struct tu_thread *completer[CC_COMPLETERS], *waiter[CC_WAITERS];
 } cc;
 
 static void *cc_completer(void *arg)
 {
-	struct st_thread *t = arg;
-	uint64_t rnd = st_seed(800 + t->idx);
+	struct tu_thread *t = arg;
+	uint64_t rnd = tu_seed(800 + t->idx);
 	long left = cc.per_completer, want;
 
 	while (left > 0) {
-		long burst = 1 + (long)(st_rand(&rnd) % 8);
+		long burst = 1 + (long)(tu_rand(&rnd) % 8);
 
 		if (burst > left)
 			burst = left;
-		st_phase(t, "in swait_complete (a burst)");
+		tu_phase(t, "in swait_complete (a burst)");
 		for (long i = 0; i < burst; i++) {
-			st_add(&cc.posted, 1);
+			(void)TU_ADD(&cc.posted, 1);
 			swait_complete(&cc.c);
-			st_add(&t->count, 1);
+			(void)TU_ADD(&t->count, 1);
 		}
 		left -= burst;
-		if (st_rand(&rnd) % 4 == 0) {
+		if (tu_rand(&rnd) % 4 == 0) {
 			/*
 			 * Checkpoint: the waiters take everything posted so
 			 * far (their quotas add up to all posts, so they can).
 			 */
-			st_phase(t, "at a checkpoint: waits for consumed >= "
+			tu_phase(t, "at a checkpoint: waits for consumed >= "
 				    "posted");
-			want = st_load(&cc.posted);
-			while (st_load(&cc.consumed) < want)
+			want = TU_LOAD(&cc.posted);
+			while (TU_LOAD(&cc.consumed) < want)
 				sched_yield();
 		}
 	}
-	st_exit(t);
+	tu_thread_exit(t);
 	return NULL;
 }
 
 /* Waiters use all three waits; the result must always be 0. */
 static void *cc_waiter(void *arg)
 {
-	struct st_thread *t = arg;
+	struct tu_thread *t = arg;
 	struct timespec dl;
 
 	for (long i = 0; i < cc.per_waiter; i++) {
 		switch (i % 3) {
 		case 0:
-			st_phase(t, "in swait_completion_wait");
+			tu_phase(t, "in swait_completion_wait");
 			swait_completion_wait(&cc.c);
 			break;
 		case 1:
-			st_phase(t, "in swait_completion_wait_timeout (60 s)");
+			tu_phase(t, "in swait_completion_wait_timeout (60 s)");
 			swait_deadline_after(&dl, CLOCK_MONOTONIC,
 					     60 * 1000000000LL);
 			if (swait_completion_wait_timeout(&cc.c,
 					CLOCK_MONOTONIC, &dl) != 0)
-				st_add(&cc.bad, 1);
+				(void)TU_ADD(&cc.bad, 1);
 			break;
 		default:
-			st_phase(t, "in swait_completion_wait_interruptible");
+			tu_phase(t, "in swait_completion_wait_interruptible");
 			if (swait_completion_wait_interruptible(&cc.c) != 0)
-				st_add(&cc.bad, 1);
+				(void)TU_ADD(&cc.bad, 1);
 			break;
 		}
-		st_add(&cc.consumed, 1);
-		st_add(&t->count, 1);
+		(void)TU_ADD(&cc.consumed, 1);
+		(void)TU_ADD(&t->count, 1);
 	}
-	st_exit(t);
+	tu_thread_exit(t);
 	return NULL;
 }
 
@@ -123,7 +123,7 @@ static void cc_describe(FILE *out)
 {
 	fprintf(out, "done %u, posted %ld, consumed %ld of %ld\n",
 		__atomic_load_n(&cc.c.done, __ATOMIC_RELAXED),
-		st_load(&cc.posted), st_load(&cc.consumed),
+		TU_LOAD(&cc.posted), TU_LOAD(&cc.consumed),
 		CC_WAITERS * cc.per_waiter);
 }
 
@@ -135,22 +135,22 @@ static void test_completion_count(void **state)
 	cc.per_waiter = 2 * tu_scale(80000);
 	cc.per_completer = cc.per_waiter * CC_WAITERS / CC_COMPLETERS;
 
-	st_begin("completion count", cc_describe);
+	tu_begin("completion count", cc_describe);
 	for (int i = 0; i < CC_WAITERS; i++) {
-		cc.waiter[i] = st_slot("waiter", i);
-		st_spawn(cc.waiter[i], cc_waiter, cc.waiter[i]);
+		cc.waiter[i] = tu_slot("waiter", i);
+		tu_spawn(cc.waiter[i], cc_waiter, cc.waiter[i]);
 	}
 	for (int i = 0; i < CC_COMPLETERS; i++) {
-		cc.completer[i] = st_slot("completer", i);
-		st_spawn(cc.completer[i], cc_completer, cc.completer[i]);
+		cc.completer[i] = tu_slot("completer", i);
+		tu_spawn(cc.completer[i], cc_completer, cc.completer[i]);
 	}
-	st_wait_exited();
-	st_end();
+	tu_wait_exited();
+	tu_end();
 
-	assert_int_equal(st_load(&cc.bad), 0);
-	assert_int_equal(st_load(&cc.consumed), CC_WAITERS * cc.per_waiter);
+	assert_int_equal(TU_LOAD(&cc.bad), 0);
+	assert_int_equal(TU_LOAD(&cc.consumed), CC_WAITERS * cc.per_waiter);
 	for (int i = 0; i < CC_COMPLETERS; i++)
-		assert_int_equal(st_load(&cc.completer[i]->count),
+		assert_int_equal(TU_LOAD(&cc.completer[i]->count),
 				 cc.per_completer);
 	/* Every post consumed, none left over, none consumed twice. */
 	assert_false(swait_completion_done(&cc.c));
@@ -169,55 +169,55 @@ static struct {
 	struct swait_completion ack;	/* one post per waiter per round */
 	long rounds;
 	long bad;			/* atomic */
-	struct st_thread *waiter[CA_WAITERS], *firer;
+	struct tu_thread *waiter[CA_WAITERS], *firer;
 } ca;
 
 static void *ca_waiter(void *arg)
 {
-	struct st_thread *t = arg;
+	struct tu_thread *t = arg;
 	struct timespec dl;
 
 	for (long r = 0; r < ca.rounds; r++) {
-		st_phase(t, "in swait_completion_wait(go)");
+		tu_phase(t, "in swait_completion_wait(go)");
 		swait_completion_wait(&ca.go);
 		if (t->idx % 2) {
-			st_phase(t, "in swait_completion_wait(all)");
+			tu_phase(t, "in swait_completion_wait(all)");
 			swait_completion_wait(&ca.all);
 		} else {
-			st_phase(t, "in swait_completion_wait_timeout(all)");
+			tu_phase(t, "in swait_completion_wait_timeout(all)");
 			swait_deadline_after(&dl, CLOCK_MONOTONIC,
 					     60 * 1000000000LL);
 			if (swait_completion_wait_timeout(&ca.all,
 					CLOCK_MONOTONIC, &dl) != 0)
-				st_add(&ca.bad, 1);
+				(void)TU_ADD(&ca.bad, 1);
 		}
 		/* complete_all: done for everybody, and consumes nothing. */
 		if (!swait_completion_done(&ca.all) ||
 		    !swait_completion_try_wait(&ca.all))
-			st_add(&ca.bad, 1);
-		st_add(&t->count, 1);
-		st_phase(t, "in swait_complete(ack)");
+			(void)TU_ADD(&ca.bad, 1);
+		(void)TU_ADD(&t->count, 1);
+		tu_phase(t, "in swait_complete(ack)");
 		swait_complete(&ca.ack);
 	}
-	st_exit(t);
+	tu_thread_exit(t);
 	return NULL;
 }
 
 static void *ca_firer(void *arg)
 {
-	struct st_thread *t = arg;
-	uint64_t rnd = st_seed(900);
+	struct tu_thread *t = arg;
+	uint64_t rnd = tu_seed(900);
 
 	for (long r = 0; r < ca.rounds; r++) {
-		st_phase(t, "in swait_completion_wait(fire)");
+		tu_phase(t, "in swait_completion_wait(fire)");
 		swait_completion_wait(&ca.fire);
 		/* Let some waiters get to sleep, and others not. */
-		st_spin((unsigned)(st_rand(&rnd) % 20000));
-		st_phase(t, "in swait_complete_all(all)");
+		tu_spin((unsigned)(tu_rand(&rnd) % 20000));
+		tu_phase(t, "in swait_complete_all(all)");
 		swait_complete_all(&ca.all);
-		st_add(&t->count, 1);
+		(void)TU_ADD(&t->count, 1);
 	}
-	st_exit(t);
+	tu_thread_exit(t);
 	return NULL;
 }
 
@@ -240,22 +240,22 @@ static void test_completion_all_reinit(void **state)
 	swait_completion_init(&ca.ack);
 	ca.rounds = tu_scale(30000);
 
-	st_begin("complete_all/reinit cycles", ca_describe);
+	tu_begin("complete_all/reinit cycles", ca_describe);
 	for (int i = 0; i < CA_WAITERS; i++) {
-		ca.waiter[i] = st_slot("waiter", i);
-		st_spawn(ca.waiter[i], ca_waiter, ca.waiter[i]);
+		ca.waiter[i] = tu_slot("waiter", i);
+		tu_spawn(ca.waiter[i], ca_waiter, ca.waiter[i]);
 	}
-	ca.firer = st_slot("firer", 0);
-	st_spawn(ca.firer, ca_firer, ca.firer);
+	ca.firer = tu_slot("firer", 0);
+	tu_spawn(ca.firer, ca_firer, ca.firer);
 
 	for (long r = 0; r < ca.rounds; r++) {
 		/*
 		 * Every waiter acked the last round and waits on go, and the
 		 * firer's complete_all returned: nothing races with reinit.
 		 */
-		while (st_load(&ca.firer->count) < r) {
+		while (TU_LOAD(&ca.firer->count) < r) {
 			sched_yield();
-			st_tick();
+			tu_tick();
 		}
 		swait_completion_reinit(&ca.all);
 		for (int i = 0; i < CA_WAITERS; i++)
@@ -263,15 +263,15 @@ static void test_completion_all_reinit(void **state)
 		swait_complete(&ca.fire);
 		for (int i = 0; i < CA_WAITERS; i++)
 			cw_wait(&ca.ack);
-		st_progress();
+		tu_progress();
 	}
-	st_wait_exited();
-	st_end();
+	tu_wait_exited();
+	tu_end();
 
-	assert_int_equal(st_load(&ca.bad), 0);
+	assert_int_equal(TU_LOAD(&ca.bad), 0);
 	for (int i = 0; i < CA_WAITERS; i++)
-		assert_int_equal(st_load(&ca.waiter[i]->count), ca.rounds);
-	assert_int_equal(st_load(&ca.firer->count), ca.rounds);
+		assert_int_equal(TU_LOAD(&ca.waiter[i]->count), ca.rounds);
+	assert_int_equal(TU_LOAD(&ca.firer->count), ca.rounds);
 	assert_false(swait_completion_try_wait(&ca.go));
 	assert_false(swait_completion_try_wait(&ca.fire));
 	assert_false(swait_completion_try_wait(&ca.ack));
@@ -298,40 +298,40 @@ static struct {
 	int done;			/* atomic */
 	long per_requester, spawns;
 	long bad_reply, bad_frame;	/* atomic */
-	struct st_thread *helper[HS_HELPERS], *req[HS_REQUESTERS];
-	struct st_thread *spawner;
+	struct tu_thread *helper[HS_HELPERS], *req[HS_REQUESTERS];
+	struct tu_thread *spawner;
 } hs;
 
 /* A pool thread: take a request, answer it, complete it, carry on. */
 static void *hs_helper(void *arg)
 {
-	struct st_thread *t = arg;
+	struct tu_thread *t = arg;
 
 	for (;;) {
 		struct hs_req *r = NULL;
 		int all;
 
-		st_phase(t, "in swait_event on mbox_full");
+		tu_phase(t, "in swait_event on mbox_full");
 		swait_event(&hs.mbox_full,
-			    (r = ST_XCHG(&hs.mbox, NULL)) ||
-			    ST_LOAD(&hs.done));
+			    (r = TU_XCHG(&hs.mbox, NULL)) ||
+			    TU_LOAD(&hs.done));
 		if (!r)
 			break;
 		swait_wake_one(&hs.mbox_empty);
 		all = r->all;
 		r->reply = r->id * 3 + 1;
-		st_phase(t, all ? "in swait_complete_all(req->done)" :
+		tu_phase(t, all ? "in swait_complete_all(req->done)" :
 				  "in swait_complete(req->done)");
 		/* After this call *r may be gone: the requester's frame. */
 		if (all)
 			swait_complete_all(&r->done);
 		else
 			swait_complete(&r->done);
-		st_add(&t->count, 1);
+		(void)TU_ADD(&t->count, 1);
 		/* Keep running while the requester reuses its frame. */
-		st_spin(200);
+		tu_spin(200);
 	}
-	st_exit(t);
+	tu_thread_exit(t);
 	return NULL;
 }
 
@@ -350,7 +350,7 @@ static bool hs_post(struct hs_req *r)
 }
 
 __attribute__((noinline))
-static long hs_request(struct st_thread *t, long id)
+static long hs_request(struct tu_thread *t, long id)
 {
 	struct hs_req r;
 
@@ -358,10 +358,10 @@ static long hs_request(struct st_thread *t, long id)
 	r.id = id;
 	r.reply = 0;
 	r.all = (int)(id & 1);
-	st_phase(t, "in swait_event on mbox_empty (posting a request)");
+	tu_phase(t, "in swait_event on mbox_empty (posting a request)");
 	swait_event(&hs.mbox_empty, hs_post(&r));
 	swait_wake_one(&hs.mbox_full);
-	st_phase(t, "in swait_completion_wait(on-stack request)");
+	tu_phase(t, "in swait_completion_wait(on-stack request)");
 	swait_completion_wait(&r.done);
 	/* Returning frees r: the helper must be done with it. */
 	return r.reply;
@@ -369,21 +369,21 @@ static long hs_request(struct st_thread *t, long id)
 
 static void *hs_requester(void *arg)
 {
-	struct st_thread *t = arg;
-	uint64_t rnd = st_seed(1000 + t->idx);
+	struct tu_thread *t = arg;
+	uint64_t rnd = tu_seed(1000 + t->idx);
 
 	for (long i = 0; i < hs.per_requester; i++) {
 		/* < 2^31, so that id * 3 + 1 cannot overflow a long. */
-		long id = (long)(st_rand(&rnd) >> 33);
+		long id = (long)(tu_rand(&rnd) >> 33);
 
 		if (hs_request(t, id) != id * 3 + 1)
-			st_add(&hs.bad_reply, 1);
+			(void)TU_ADD(&hs.bad_reply, 1);
 		/* Same depth as hs_request: reuses its frame at once. */
-		if (!st_scribble_check(100))
-			st_add(&hs.bad_frame, 1);
-		st_add(&t->count, 1);
+		if (!tu_scribble_check(100))
+			(void)TU_ADD(&hs.bad_frame, 1);
+		(void)TU_ADD(&t->count, 1);
 	}
-	st_exit(t);
+	tu_thread_exit(t);
 	return NULL;
 }
 
@@ -402,7 +402,7 @@ static void *ts_thread(void *arg)
 	a->copied = id;
 	swait_complete(&a->started);
 	/* a is gone now; this thread keeps running for a little while. */
-	st_spin((unsigned)(id % 3000));
+	tu_spin((unsigned)(id % 3000));
 	return NULL;
 }
 
@@ -427,7 +427,7 @@ static int ts_start(pthread_t *tid, long id, long *copied)
 
 static void *hs_spawner(void *arg)
 {
-	struct st_thread *t = arg;
+	struct tu_thread *t = arg;
 	pthread_t ring[TS_RING];
 	long n = 0;
 
@@ -435,26 +435,26 @@ static void *hs_spawner(void *arg)
 		long copied = -1;
 
 		if (n >= TS_RING) {
-			st_phase(t, "joining a started thread");
+			tu_phase(t, "joining a started thread");
 			pthread_join(ring[n % TS_RING], NULL);
 		}
-		st_phase(t, "in ts_start (swait_completion_wait on its "
+		tu_phase(t, "in ts_start (swait_completion_wait on its "
 			    "stack)");
 		if (ts_start(&ring[n % TS_RING], i, &copied) != 0) {
-			st_add(&hs.bad_reply, 1);
+			(void)TU_ADD(&hs.bad_reply, 1);
 			break;
 		}
 		n++;
 		if (copied != i)
-			st_add(&hs.bad_reply, 1);
-		if (!st_scribble_check(100))
-			st_add(&hs.bad_frame, 1);
-		st_add(&t->count, 1);
+			(void)TU_ADD(&hs.bad_reply, 1);
+		if (!tu_scribble_check(100))
+			(void)TU_ADD(&hs.bad_frame, 1);
+		(void)TU_ADD(&t->count, 1);
 	}
-	st_phase(t, "joining the last started threads");
+	tu_phase(t, "joining the last started threads");
 	for (long i = n > TS_RING ? n - TS_RING : 0; i < n; i++)
 		pthread_join(ring[i % TS_RING], NULL);
-	st_exit(t);
+	tu_thread_exit(t);
 	return NULL;
 }
 
@@ -469,9 +469,9 @@ static bool hs_requests_done(void *arg)
 {
 	(void)arg;
 	for (int i = 0; i < HS_REQUESTERS; i++)
-		if (!ST_LOAD(&hs.req[i]->exited))
+		if (!TU_LOAD(&hs.req[i]->exited))
 			return false;
-	return ST_LOAD(&hs.spawner->exited) != 0;
+	return TU_LOAD(&hs.spawner->exited) != 0;
 }
 
 static void test_completion_on_stack(void **state)
@@ -485,32 +485,32 @@ static void test_completion_on_stack(void **state)
 	hs.per_requester = tu_scale(100000);
 	hs.spawns = tu_scale(5000);
 
-	st_begin("on-stack completion handshakes", hs_describe);
+	tu_begin("on-stack completion handshakes", hs_describe);
 	for (int i = 0; i < HS_HELPERS; i++) {
-		hs.helper[i] = st_slot("helper", i);
-		st_spawn(hs.helper[i], hs_helper, hs.helper[i]);
+		hs.helper[i] = tu_slot("helper", i);
+		tu_spawn(hs.helper[i], hs_helper, hs.helper[i]);
 	}
 	for (int i = 0; i < HS_REQUESTERS; i++) {
-		hs.req[i] = st_slot("requester", i);
-		st_spawn(hs.req[i], hs_requester, hs.req[i]);
+		hs.req[i] = tu_slot("requester", i);
+		tu_spawn(hs.req[i], hs_requester, hs.req[i]);
 	}
-	hs.spawner = st_slot("spawner", 0);
-	st_spawn(hs.spawner, hs_spawner, hs.spawner);
+	hs.spawner = tu_slot("spawner", 0);
+	tu_spawn(hs.spawner, hs_spawner, hs.spawner);
 
-	st_wait(hs_requests_done, NULL);
-	ST_STORE(&hs.done, 1);
+	tu_wait(hs_requests_done, NULL);
+	TU_STORE(&hs.done, 1);
 	swait_wake_all(&hs.mbox_full);
-	st_wait_exited();
-	st_end();
+	tu_wait_exited();
+	tu_end();
 
-	assert_int_equal(st_load(&hs.bad_reply), 0);
-	assert_int_equal(st_load(&hs.bad_frame), 0);
+	assert_int_equal(TU_LOAD(&hs.bad_reply), 0);
+	assert_int_equal(TU_LOAD(&hs.bad_frame), 0);
 	for (int i = 0; i < HS_REQUESTERS; i++)
-		assert_int_equal(st_load(&hs.req[i]->count), hs.per_requester);
+		assert_int_equal(TU_LOAD(&hs.req[i]->count), hs.per_requester);
 	for (int i = 0; i < HS_HELPERS; i++)
-		answered += st_load(&hs.helper[i]->count);
+		answered += TU_LOAD(&hs.helper[i]->count);
 	assert_int_equal(answered, HS_REQUESTERS * hs.per_requester);
-	assert_int_equal(st_load(&hs.spawner->count), hs.spawns);
+	assert_int_equal(TU_LOAD(&hs.spawner->count), hs.spawns);
 	assert_null(hs.mbox);
 	assert_int_equal(swait_head_destroy(&hs.mbox_full), 0);
 	assert_int_equal(swait_head_destroy(&hs.mbox_empty), 0);
@@ -524,9 +524,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_completion_on_stack),
 	};
 
-	st_print_config();
-	if (argc > 1)
-		cmocka_set_test_filter(argv[1]);
+	tu_stress_main(argc, argv);
 	return cmocka_run_group_tests_name("stress-completion", tests, NULL,
 					   NULL);
 }

@@ -37,7 +37,7 @@
 
 #include <cmocka.h>
 
-#include "stressutil.h"
+#include "tu_stress.h"
 
 enum lv_mode { LV_TIMEOUT, LV_SIGNAL, LV_CANCEL };
 
@@ -60,58 +60,31 @@ static const char lv_phase_intr_give_up[] =
 static struct {
 	enum lv_mode mode;
 	struct swait_head head;
-	struct st_tokens tok;
+	struct tu_tokens tok;
 	int nwaiters, nleavers;	/* waiters [0, nleavers) are leavers */
 	long rounds, per_round;
 	unsigned waker_spin;	/* most iterations between two posts */
-	int done;		/* atomic: waiters leave */
-	int pause;		/* atomic: leavers park at their next exit */
-	int parked;		/* atomic: leavers parked */
-	long wakers_done;	/* atomic: waker rounds finished, cumulative */
+	struct tu_rounds g;	/* the wakers are its posters */
 	int stop_signals;	/* atomic */
 	long bad;		/* atomic: unexpected return values */
-	long cancels, cancels_waiting;	/* atomic */
-	int struck;		/* atomic: 1 + the waiter cancelled this round */
+	struct tu_strikes sk;	/* the cancellation test's */
 	int queued;		/* atomic: leavers that began a wait this round */
-	long ticket_next;	/* atomic: order in which waiters queue */
-	long ticket[LV_MAX_WAITERS];	/* atomic: 0 while not waiting */
-	pthread_mutex_t gate_lock;
-	pthread_cond_t gate_cond;
-	long round;		/* written under gate_lock; atomic */
-	struct st_thread *waiter[LV_MAX_WAITERS], *waker[LV_WAKERS], *sig;
+	struct tu_thread *waiter[LV_MAX_WAITERS], *waker[LV_WAKERS], *sig;
 } lv;
-
-/*
- * Leave for the rest of the round.  parked counts the leavers parked in
- * this round: lv_set_round() clears it when it starts the next one.
- */
-static void lv_park(struct st_thread *t)
-{
-	long r;
-
-	st_phase(t, "parked until the next round (the steady waiters "
-		    "must take the rest)");
-	pthread_mutex_lock(&lv.gate_lock);
-	(void)ST_ADD(&lv.parked, 1);
-	r = lv.round;
-	while (lv.round == r && !ST_LOAD(&lv.done))
-		pthread_cond_wait(&lv.gate_cond, &lv.gate_lock);
-	pthread_mutex_unlock(&lv.gate_lock);
-}
 
 /* Cleanup handler: the thread was cancelled (in swait_sleep). */
 static void lv_cancelled(void *arg)
 {
-	struct st_thread *t = arg;
+	struct tu_thread *t = arg;
 
-	st_phase(t, "cancelled");
-	ST_STORE(&lv.ticket[t->idx], 0);	/* no longer queued */
-	ST_STORE(&t->exited, 1);
+	tu_phase(t, "cancelled");
+	tu_ticket_drop(&lv.sk, t->idx);	/* no longer queued */
+	TU_STORE(&t->exited, 1);
 }
 
 static bool lv_cond(bool *got)
 {
-	return (*got = st_token_take(&lv.tok)) || ST_LOAD(&lv.done);
+	return (*got = tu_token_take(&lv.tok)) || TU_LOAD(&lv.g.done);
 }
 
 /*
@@ -136,24 +109,24 @@ static int lv_wait_give_up(bool *got, unsigned flags,
 		swait_prepare(&lv.head, &w);
 		if (lv_cond(got))
 			break;
-		st_spin((unsigned)(st_rand(rnd) % 8192));
+		tu_spin((unsigned)(tu_rand(rnd) % 8192));
 		err = swait_sleep(&lv.head, &w, flags, CLOCK_MONOTONIC,
 				  deadline);
 		if (err)
 			break;
 	}
 	if (err)
-		st_spin((unsigned)(st_rand(rnd) % 32768));
+		tu_spin((unsigned)(tu_rand(rnd) % 32768));
 	swait_finish(&lv.head, &w);
 	return err;
 }
 
 static void *lv_waiter(void *arg)
 {
-	struct st_thread *t = arg;
+	struct tu_thread *t = arg;
 	bool leaver = t->idx < lv.nleavers;
 	bool give_up = t->idx % 2 == 1;
-	uint64_t rnd = st_seed(400 + t->idx + 16 * (int)t->aux);
+	uint64_t rnd = tu_seed(400 + t->idx + 16 * (int)t->aux);
 
 	/*
 	 * Deadlines to the microsecond: with the default 50 us timer slack a
@@ -167,61 +140,61 @@ static void *lv_waiter(void *arg)
 		long r0;	/* the round this wait began in */
 
 		/* Roughly our place in the FIFO, for the canceller. */
-		ST_STORE(&lv.ticket[t->idx], ST_ADD(&lv.ticket_next, 1));
-		r0 = ST_LOAD(&lv.round);
+		tu_ticket_take(&lv.sk, t->idx);
+		r0 = TU_LOAD(&lv.g.round);
 
 		if (leaver)
-			(void)ST_ADD(&lv.queued, 1);
+			(void)TU_ADD(&lv.queued, 1);
 		if (!leaver && (lv.mode != LV_CANCEL || !give_up)) {
-			st_phase(t, lv_phase_steady);
+			tu_phase(t, lv_phase_steady);
 			swait_event(&lv.head, lv_cond(&got));
 		} else if (!leaver) {
-			st_phase(t, lv_phase_steady_dawdle);
+			tu_phase(t, lv_phase_steady_dawdle);
 			(void)lv_wait_give_up(&got, 0, NULL, &rnd);
 		} else if (lv.mode == LV_TIMEOUT) {
-			int64_t ns = 5000 + (int64_t)(st_rand(&rnd) % 35000);
+			int64_t ns = 5000 + (int64_t)(tu_rand(&rnd) % 35000);
 			struct timespec dl;
 
 			if (give_up) {
-				st_phase(t, lv_phase_timed_give_up);
+				tu_phase(t, lv_phase_timed_give_up);
 				swait_deadline_after(&dl, CLOCK_MONOTONIC, ns);
 				err = lv_wait_give_up(&got, 0, &dl, &rnd);
 			} else {
-				st_phase(t, lv_phase_timed);
+				tu_phase(t, lv_phase_timed);
 				err = swait_event_timeout_ns(&lv.head,
 						lv_cond(&got), ns);
 			}
 		} else if (give_up) {
-			st_phase(t, lv_phase_intr_give_up);
+			tu_phase(t, lv_phase_intr_give_up);
 			err = lv_wait_give_up(&got, SWAIT_INTERRUPTIBLE, NULL,
 					      &rnd);
 		} else {
-			st_phase(t, lv_phase_intr);
+			tu_phase(t, lv_phase_intr);
 			err = swait_event_interruptible(&lv.head,
 							lv_cond(&got));
 		}
-		ST_STORE(&lv.ticket[t->idx], 0);
+		tu_ticket_drop(&lv.sk, t->idx);
 		/*
 		 * No cancellation point from here to the next wait: a token
 		 * taken is always counted, even in a thread cancelled later.
 		 */
 		if (got) {
 			if (err != 0)	/* cond true must return 0 */
-				st_add(&lv.bad, 1);
-			st_add(&t->count, 1);
+				(void)TU_ADD(&lv.bad, 1);
+			(void)TU_ADD(&t->count, 1);
 			/*
 			 * Let some leavers queue ahead of us, so that the
 			 * next wake selects a leaver about to give up, with
 			 * us behind it to pass the wake on to.
 			 */
 			if (lv.mode == LV_TIMEOUT) {
-				int k = 1 + (int)(st_rand(&rnd) %
+				int k = 1 + (int)(tu_rand(&rnd) %
 						  (uint64_t)lv.nleavers);
 
-				st_phase(t, "letting leavers queue ahead");
+				tu_phase(t, "letting leavers queue ahead");
 				for (int n = 0; n < 200 &&
-				     (ST_LOAD(&lv.round) == r0 ||
-				      ST_LOAD(&lv.queued) < k); n++)
+				     (TU_LOAD(&lv.g.round) == r0 ||
+				      TU_LOAD(&lv.queued) < k); n++)
 					sched_yield();
 			}
 		} else if ((err == ETIMEDOUT && lv.mode == LV_TIMEOUT) ||
@@ -230,77 +203,55 @@ static void *lv_waiter(void *arg)
 			 * Gone for the rest of the round: a retry would take
 			 * a token whose wake we swallowed, and hide the bug.
 			 */
-			st_add(&t->aux, 1);
-			lv_park(t);
+			(void)TU_ADD(&t->aux, 1);
+			tu_rounds_park(&lv.g, t);
 			continue;
 		} else if (err != 0) {
-			st_add(&lv.bad, 1);
+			(void)TU_ADD(&lv.bad, 1);
 		} else {
 			break;	/* the condition was true: done */
 		}
-		if (leaver && ST_LOAD(&lv.pause))
-			lv_park(t);
+		if (leaver && TU_LOAD(&lv.g.pause))
+			tu_rounds_park(&lv.g, t);
 	}
 	pthread_cleanup_pop(0);
-	st_exit(t);
+	tu_thread_exit(t);
 	return NULL;
 }
 
-/* The waiter queued longest: the one the next wake_one will select. */
-static int lv_oldest_waiter(void)
-{
-	long best = 0;
-	int i = -1;
-
-	for (int k = 0; k < lv.nwaiters; k++) {
-		long v = ST_LOAD(&lv.ticket[k]);
-
-		if (v && (!best || v < best)) {
-			best = v;
-			i = k;
-		}
-	}
-	return i;
-}
-
-/* Cancel waiter i; the main thread reaps it (lv_reap). */
+/* Cancel waiter i; the main thread reaps it (tu_reap). */
 static void lv_strike(int i)
 {
-	struct st_thread *t = lv.waiter[i];
+	struct tu_thread *t = lv.waiter[i];
+	const char *ph = TU_LOAD(&t->phase);
 
-	if (ST_LOAD(&t->phase) == lv_phase_steady ||
-	    ST_LOAD(&t->phase) == lv_phase_steady_dawdle)
-		(void)ST_ADD(&lv.cancels_waiting, 1);
-	pthread_cancel(t->tid);
-	ST_STORE(&lv.struck, i + 1);
+	tu_strike(&lv.sk, t,
+		  ph == lv_phase_steady || ph == lv_phase_steady_dawdle);
 }
 
 static void *lv_waker(void *arg)
 {
-	struct st_thread *t = arg;
-	uint64_t rnd = st_seed(500 + t->idx);
+	struct tu_thread *t = arg;
+	uint64_t rnd = tu_seed(500 + t->idx);
 
 	for (long r = 1; r <= lv.rounds; r++) {
-		st_phase(t, "waiting for the round to start");
-		pthread_mutex_lock(&lv.gate_lock);
-		while (lv.round < r)
-			pthread_cond_wait(&lv.gate_cond, &lv.gate_lock);
-		pthread_mutex_unlock(&lv.gate_lock);
+		tu_phase(t, "waiting for the round to start");
+		tu_rounds_wait(&lv.g, r);
 		/* One waker per round: a second wake would rescue the first. */
 		if (r % LV_WAKERS == t->idx) {
-			st_phase(t, "posting tokens (post, swait_wake_one)");
+			tu_phase(t, "posting tokens (post, swait_wake_one)");
 			for (long i = 0; i < lv.per_round; i++) {
 				int oldest;
 				bool strike;
 
 				/* Land at a random point of the round. */
-				st_spin((unsigned)(st_rand(&rnd) %
+				tu_spin((unsigned)(tu_rand(&rnd) %
 						   lv.waker_spin));
-				oldest = lv_oldest_waiter();
+				oldest = tu_ticket_oldest(&lv.sk, lv.nwaiters);
 				strike = lv.mode == LV_CANCEL && oldest >= 0 &&
-					 st_rand(&rnd) % 4 != 0;
+					 tu_rand(&rnd) % 4 != 0;
 
-				st_token_post(&lv.tok, 1);
+				tu_token_post(&lv.tok, 1);
 				swait_wake_one(&lv.head);
 				/*
 				 * Cancel the one this wake most likely
@@ -310,35 +261,35 @@ static void *lv_waker(void *arg)
 				 */
 				if (strike)
 					lv_strike(oldest);
-				st_add(&t->count, 1);
+				(void)TU_ADD(&t->count, 1);
 			}
 		}
-		st_add(&lv.wakers_done, 1);
+		tu_rounds_posted(&lv.g);
 	}
-	st_exit(t);
+	tu_thread_exit(t);
 	return NULL;
 }
 
 /* The signal storm: SIGUSR1 at random waiters as fast as it can. */
 static void *lv_signaller(void *arg)
 {
-	struct st_thread *t = arg;
-	uint64_t rnd = st_seed(600);
+	struct tu_thread *t = arg;
+	uint64_t rnd = tu_seed(600);
 
-	st_phase(t, "sending SIGUSR1 to random waiters");
-	while (!ST_LOAD(&lv.stop_signals)) {
-		int i = (int)(st_rand(&rnd) % (uint64_t)lv.nwaiters);
+	tu_phase(t, "sending SIGUSR1 to random waiters");
+	while (!TU_LOAD(&lv.stop_signals)) {
+		int i = (int)(tu_rand(&rnd) % (uint64_t)lv.nwaiters);
 
 		/* Waiters exit only after stop_signals: the ids are live. */
 		if (pthread_kill(lv.waiter[i]->tid, SIGUSR1) != 0)
-			st_add(&lv.bad, 1);
-		st_add(&t->count, 1);
-		if (st_rand(&rnd) % 4 == 0)
+			(void)TU_ADD(&lv.bad, 1);
+		(void)TU_ADD(&t->count, 1);
+		if (tu_rand(&rnd) % 4 == 0)
 			sched_yield();
 		else
-			st_spin((unsigned)(st_rand(&rnd) % 2048));
+			tu_spin((unsigned)(tu_rand(&rnd) % 2048));
 	}
-	st_exit(t);
+	tu_thread_exit(t);
 	return NULL;
 }
 
@@ -349,78 +300,21 @@ static void lv_on_signal(int sig)
 
 static void lv_describe(FILE *out)
 {
-	st_tokens_describe(out, "tokens", &lv.tok);
-	fprintf(out, "round %ld of %ld, waker rounds done %ld, pause %d, "
-		"parked %d of %d leavers, done %d, swait_active %d\n",
-		__atomic_load_n(&lv.round, __ATOMIC_RELAXED), lv.rounds,
-		st_load(&lv.wakers_done),
-		__atomic_load_n(&lv.pause, __ATOMIC_RELAXED),
-		__atomic_load_n(&lv.parked, __ATOMIC_RELAXED), lv.nleavers,
-		__atomic_load_n(&lv.done, __ATOMIC_RELAXED),
-		swait_active(&lv.head));
-}
-
-static bool lv_wakers_finished(void *arg)
-{
-	return st_load(&lv.wakers_done) >= *(long *)arg;
-}
-
-static bool lv_all_parked(void *arg)
-{
-	(void)arg;
-	return ST_LOAD(&lv.parked) == lv.nleavers;
-}
-
-static void lv_set_round(long r)
-{
-	pthread_mutex_lock(&lv.gate_lock);
-	ST_STORE(&lv.parked, 0);
-	ST_STORE(&lv.queued, 0);
-	ST_STORE(&lv.round, r);
-	pthread_cond_broadcast(&lv.gate_cond);
-	pthread_mutex_unlock(&lv.gate_lock);
-}
-
-/*
- * Main thread: join the waiter cancelled this round.  Its replacement
- * starts only after the drain (lv_respawn): a new thread looks at the
- * condition first and would take a token whose wake was swallowed.
- */
-static struct st_thread *lv_reap(void)
-{
-	int i = ST_LOAD(&lv.struck) - 1;
-	struct st_thread *t;
-
-	if (i < 0)
-		return NULL;
-	t = lv.waiter[i];
-	/* Pending until its next sleep, which may come only at the drain. */
-	st_wait_slot_exited(t);
-	pthread_join(t->tid, NULL);
-	ST_STORE(&lv.struck, 0);
-	lv.cancels++;
-	return t;
-}
-
-/* The replacement keeps the slot and its count. */
-static void lv_respawn(struct st_thread *t)
-{
-	t->aux++;
-	ST_STORE(&t->exited, 0);
-	st_phase(t, "replacement starting");
-	st_spawn(t, lv_waiter, t);
+	tu_tokens_describe(out, "tokens", &lv.tok);
+	tu_rounds_describe(out, &lv.g);
+	fprintf(out, "of %ld rounds, %d leavers, swait_active %d\n",
+		lv.rounds, lv.nleavers, swait_active(&lv.head));
 }
 
 static void lv_run(enum lv_mode mode, const char *what, int nwaiters,
 		   int nleavers)
 {
-	struct sigaction sa, old_sa;
-	struct st_thread *dead = NULL;
+	struct sigaction old_sa;
+	struct tu_thread *dead = NULL;
 	long taken = 0, left = 0;
 
 	memset(&lv, 0, sizeof(lv));
-	pthread_mutex_init(&lv.gate_lock, NULL);
-	pthread_cond_init(&lv.gate_cond, NULL);
+	tu_rounds_init(&lv.g);
 	swait_head_init(&lv.head);
 	lv.mode = mode;
 	lv.nwaiters = nwaiters;
@@ -439,84 +333,75 @@ static void lv_run(enum lv_mode mode, const char *what, int nwaiters,
 	lv.waker_spin = mode == LV_SIGNAL ? 16384 : 65536;
 
 	if (mode == LV_SIGNAL) {
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = lv_on_signal;
-		sigemptyset(&sa.sa_mask);
-		sa.sa_flags = 0;	/* no SA_RESTART: waits see EINTR */
-		assert_int_equal(sigaction(SIGUSR1, &sa, &old_sa), 0);
+		/* No SA_RESTART: waits see EINTR. */
+		assert_int_equal(tu_signal_handler(SIGUSR1, lv_on_signal, 0,
+						   &old_sa), 0);
 	}
 
-	st_begin(what, lv_describe);
+	tu_begin(what, lv_describe);
 	for (int i = 0; i < nwaiters; i++) {
-		lv.waiter[i] = st_slot(i < nleavers ? "leaver" : "steady", i);
-		st_spawn(lv.waiter[i], lv_waiter, lv.waiter[i]);
+		lv.waiter[i] = tu_slot(i < nleavers ? "leaver" : "steady", i);
+		tu_spawn(lv.waiter[i], lv_waiter, lv.waiter[i]);
 	}
 	for (int i = 0; i < LV_WAKERS; i++) {
-		lv.waker[i] = st_slot("waker", i);
-		st_spawn(lv.waker[i], lv_waker, lv.waker[i]);
+		lv.waker[i] = tu_slot("waker", i);
+		tu_spawn(lv.waker[i], lv_waker, lv.waker[i]);
 	}
 	if (mode == LV_SIGNAL) {
-		lv.sig = st_slot("signaller", 0);
-		st_spawn(lv.sig, lv_signaller, lv.sig);
+		lv.sig = tu_slot("signaller", 0);
+		tu_spawn(lv.sig, lv_signaller, lv.sig);
 	}
 
 	for (long r = 1; r <= lv.rounds; r++) {
-		long want = LV_WAKERS * r;
-
-		ST_STORE(&lv.pause, 0);
-		lv_set_round(r);
-		if (mode == LV_CANCEL) {
-			st_wait(lv_wakers_finished, &want);
-			dead = lv_reap();
-		}
-		st_wait(lv_wakers_finished, &want);
-		if (nleavers > 0) {
-			ST_STORE(&lv.pause, 1);
-			st_wait(lv_all_parked, NULL);
-		}
+		/*
+		 * Every leaver is parked (or there are none): nobody counts
+		 * itself in queued until the round starts.
+		 */
+		TU_STORE(&lv.queued, 0);
+		tu_rounds_run(&lv.g, r, LV_WAKERS, nleavers, NULL);
+		if (mode == LV_CANCEL)
+			dead = tu_reap(&lv.sk, lv.waiter);
 		/* The check: the steady waiters alone take every token. */
-		st_wait(st_tokens_drained, &lv.tok);
+		tu_wait(tu_tokens_drained, &lv.tok);
 		if (dead) {
-			lv_respawn(dead);
+			tu_respawn(dead, lv_waiter);
 			dead = NULL;
 		}
 	}
 
 	if (mode == LV_SIGNAL) {
-		ST_STORE(&lv.stop_signals, 1);
-		st_wait_slot_exited(lv.sig);
+		TU_STORE(&lv.stop_signals, 1);
+		tu_wait_slot_exited(lv.sig);
 	}
-	ST_STORE(&lv.done, 1);
-	lv_set_round(lv.rounds + 1);
+	tu_rounds_finish(&lv.g, lv.rounds);
 	swait_wake_all(&lv.head);
-	st_wait_exited();
-	st_end();
+	tu_wait_exited();
+	tu_end();
 	if (mode == LV_SIGNAL)
 		assert_int_equal(sigaction(SIGUSR1, &old_sa, NULL), 0);
 
 	for (int i = 0; i < nwaiters; i++) {
-		taken += st_load(&lv.waiter[i]->count);
+		taken += TU_LOAD(&lv.waiter[i]->count);
 		if (i < nleavers)
-			left += st_load(&lv.waiter[i]->aux);
+			left += TU_LOAD(&lv.waiter[i]->aux);
 	}
 	print_message("%s: %ld tokens, %ld early returns by leavers, "
 		      "%ld cancels (%ld while in swait_event), %ld signals\n",
-		      what, st_load(&lv.tok.posted), left, lv.cancels,
-		      st_load(&lv.cancels_waiting),
-		      lv.sig ? st_load(&lv.sig->count) : 0);
-	assert_int_equal(st_load(&lv.bad), 0);
-	assert_int_equal(st_load(&lv.tok.posted),
+		      what, TU_LOAD(&lv.tok.posted), left, lv.sk.cancels,
+		      TU_LOAD(&lv.sk.cancels_waiting),
+		      lv.sig ? TU_LOAD(&lv.sig->count) : 0);
+	assert_int_equal(TU_LOAD(&lv.bad), 0);
+	assert_int_equal(TU_LOAD(&lv.tok.posted),
 			 lv.rounds * lv.per_round);
-	assert_int_equal(st_load(&lv.tok.taken), st_load(&lv.tok.posted));
-	assert_int_equal(st_load(&lv.tok.avail), 0);
-	assert_int_equal(taken, st_load(&lv.tok.posted));
+	assert_int_equal(TU_LOAD(&lv.tok.taken), TU_LOAD(&lv.tok.posted));
+	assert_int_equal(TU_LOAD(&lv.tok.avail), 0);
+	assert_int_equal(taken, TU_LOAD(&lv.tok.posted));
 	if (mode == LV_CANCEL)
-		assert_true(lv.cancels > 0);
+		assert_true(lv.sk.cancels > 0);
 	else
 		assert_true(left > 0);	/* the race was actually run */
 	assert_int_equal(swait_head_destroy(&lv.head), 0);
-	pthread_cond_destroy(&lv.gate_cond);
-	pthread_mutex_destroy(&lv.gate_lock);
+	tu_rounds_destroy(&lv.g);
 }
 
 static void test_timeout_race(void **state)
@@ -545,8 +430,6 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_cancel_race),
 	};
 
-	st_print_config();
-	if (argc > 1)
-		cmocka_set_test_filter(argv[1]);
+	tu_stress_main(argc, argv);
 	return cmocka_run_group_tests_name("stress-leave", tests, NULL, NULL);
 }

@@ -7,7 +7,7 @@
  * waits on it, wakes the helper, learns (through a second, long-lived head)
  * that the helper's wait has returned, and then swait_head_destroy() must
  * return 0: nothing is queued and no wake is still walking the head.  The
- * owner returns and at once reuses the frame (st_scribble_check), and so
+ * owner returns and at once reuses the frame (tu_scribble_check), and so
  * does the helper with the frame its waiter lived in.  A library that
  * touched the head or the waiter after that point would change the
  * scribbled pattern; the ASan build of this file with
@@ -22,7 +22,7 @@
 
 #include <cmocka.h>
 
-#include "stressutil.h"
+#include "tu_stress.h"
 
 #define LT_PAIRS 2
 
@@ -43,34 +43,34 @@ struct lt_pair {
 	long busy;			/* destroy returned EBUSY */
 	long bad_frame;			/* scribbled frames that changed */
 	long waited_queued;		/* rounds the helper was seen queued */
-	struct st_thread *owner, *helper;
+	struct tu_thread *owner, *helper;
 };
 
 static struct lt_pair lt[LT_PAIRS];
 
 /* The helper's wait, in its own frame so that the caller can reuse it. */
 __attribute__((noinline))
-static long lt_help_once(struct lt_pair *p, struct st_thread *t)
+static long lt_help_once(struct lt_pair *p, struct tu_thread *t)
 {
 	struct lt_frame *f = NULL;
 	long seq;
 
-	st_phase(t, "in swait_event on pair.mbox_head (waiting for a frame)");
+	tu_phase(t, "in swait_event on pair.mbox_head (waiting for a frame)");
 	swait_event(&p->mbox_head,
-		    (f = ST_XCHG(&p->mbox, NULL)) != NULL);
+		    (f = TU_XCHG(&p->mbox, NULL)) != NULL);
 	seq = f->seq;
 	if (seq < 0)
 		return seq;	/* the owner is finished */
-	st_phase(t, "in swait_event on the owner's on-stack head");
+	tu_phase(t, "in swait_event on the owner's on-stack head");
 	if (seq % 2) {
-		swait_event(&f->head, ST_LOAD(&f->go));
+		swait_event(&f->head, TU_LOAD(&f->go));
 	} else {
 		struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
 
 		/* The low-level calls, as a hand-written wait would. */
 		for (;;) {
 			swait_prepare(&f->head, &w);
-			if (ST_LOAD(&f->go))
+			if (TU_LOAD(&f->go))
 				break;
 			(void)swait_sleep(&f->head, &w, 0, CLOCK_MONOTONIC,
 					  NULL);
@@ -84,7 +84,7 @@ static long lt_help_once(struct lt_pair *p, struct st_thread *t)
 static void *lt_helper(void *arg)
 {
 	struct lt_pair *p = arg;
-	struct st_thread *t = p->helper;
+	struct tu_thread *t = p->helper;
 
 	for (;;) {
 		long seq = lt_help_once(p, t);
@@ -92,36 +92,36 @@ static void *lt_helper(void *arg)
 		if (seq < 0)
 			break;
 		/* Reuse the frame the waiter lived in before the ack. */
-		if (!st_scribble_check(50))
-			st_add(&p->bad_frame, 1);
-		st_phase(t, "acking (store acked, swait_wake_one ack_head)");
-		ST_STORE(&p->acked, seq);
+		if (!tu_scribble_check(50))
+			(void)TU_ADD(&p->bad_frame, 1);
+		tu_phase(t, "acking (store acked, swait_wake_one ack_head)");
+		TU_STORE(&p->acked, seq);
 		swait_wake_one(&p->ack_head);
-		st_add(&t->count, 1);
+		(void)TU_ADD(&t->count, 1);
 	}
-	st_exit(t);
+	tu_thread_exit(t);
 	return NULL;
 }
 
 static void lt_hand_over(struct lt_pair *p, struct lt_frame *f)
 {
 	/* Release: the helper's acquire exchange sees *f initialised. */
-	ST_STORE(&p->mbox, f);
+	TU_STORE(&p->mbox, f);
 	swait_wake_one(&p->mbox_head);
 }
 
 /* One round with the head in this frame; returns destroy's result. */
 __attribute__((noinline))
-static int lt_round(struct lt_pair *p, struct st_thread *t, long seq,
+static int lt_round(struct lt_pair *p, struct tu_thread *t, long seq,
 		    uint64_t *rnd)
 {
 	struct lt_frame f;
-	uint64_t how = st_rand(rnd);
+	uint64_t how = tu_rand(rnd);
 
 	swait_head_init(&f.head);
 	f.go = 0;
 	f.seq = seq;
-	st_phase(t, "handing its frame to the helper");
+	tu_phase(t, "handing its frame to the helper");
 	lt_hand_over(p, &f);
 	if (how % 2) {
 		/* Often wake a sleeper, sometimes race its prepare. */
@@ -130,42 +130,42 @@ static int lt_round(struct lt_pair *p, struct st_thread *t, long seq,
 		if (swait_active(&f.head))
 			p->waited_queued++;
 	} else {
-		st_spin((unsigned)(how >> 8) % 2000);
+		tu_spin((unsigned)(how >> 8) % 2000);
 	}
-	st_phase(t, "waking the helper on its on-stack head");
-	ST_STORE(&f.go, 1);
+	tu_phase(t, "waking the helper on its on-stack head");
+	TU_STORE(&f.go, 1);
 	if ((how >> 4) % 2)
 		swait_wake_one(&f.head);
 	else
 		swait_wake_all(&f.head);
-	st_phase(t, "in swait_event on pair.ack_head (helper to leave)");
+	tu_phase(t, "in swait_event on pair.ack_head (helper to leave)");
 	swait_event(&p->ack_head,
-		    ST_LOAD(&p->acked) == seq);
-	st_phase(t, "in swait_head_destroy on its on-stack head");
+		    TU_LOAD(&p->acked) == seq);
+	tu_phase(t, "in swait_head_destroy on its on-stack head");
 	return swait_head_destroy(&f.head);
 }
 
 static void *lt_owner(void *arg)
 {
 	struct lt_pair *p = arg;
-	struct st_thread *t = p->owner;
-	uint64_t rnd = st_seed(1100 + t->idx);
+	struct tu_thread *t = p->owner;
+	uint64_t rnd = tu_seed(1100 + t->idx);
 	struct lt_frame last = { .seq = -1 };
 
 	for (long seq = 1; seq <= p->rounds; seq++) {
 		if (lt_round(p, t, seq, &rnd) != 0)
 			p->busy++;
 		/* Same depth as lt_round: overwrite the dead frame now. */
-		if (!st_scribble_check(50))
-			st_add(&p->bad_frame, 1);
-		st_add(&t->count, 1);
+		if (!tu_scribble_check(50))
+			(void)TU_ADD(&p->bad_frame, 1);
+		(void)TU_ADD(&t->count, 1);
 	}
 	/* last stays valid: this thread waits for the helper's exit. */
 	lt_hand_over(p, &last);
-	st_phase(t, "waiting for its helper to exit");
-	while (!ST_LOAD(&p->helper->exited))
+	tu_phase(t, "waiting for its helper to exit");
+	while (!TU_LOAD(&p->helper->exited))
 		sched_yield();
-	st_exit(t);
+	tu_thread_exit(t);
 	return NULL;
 }
 
@@ -183,28 +183,28 @@ static void test_stack_heads(void **state)
 {
 	(void)state;
 	memset(lt, 0, sizeof(lt));
-	st_begin("on-stack heads created and destroyed", lt_describe);
+	tu_begin("on-stack heads created and destroyed", lt_describe);
 	for (int i = 0; i < LT_PAIRS; i++) {
 		swait_head_init(&lt[i].mbox_head);
 		swait_head_init(&lt[i].ack_head);
 		lt[i].rounds = tu_scale(100000);
-		lt[i].helper = st_slot("helper", i);
-		lt[i].owner = st_slot("owner", i);
+		lt[i].helper = tu_slot("helper", i);
+		lt[i].owner = tu_slot("owner", i);
 	}
 	for (int i = 0; i < LT_PAIRS; i++) {
-		st_spawn(lt[i].helper, lt_helper, &lt[i]);
-		st_spawn(lt[i].owner, lt_owner, &lt[i]);
+		tu_spawn(lt[i].helper, lt_helper, &lt[i]);
+		tu_spawn(lt[i].owner, lt_owner, &lt[i]);
 	}
-	st_wait_exited();
-	st_end();
+	tu_wait_exited();
+	tu_end();
 
 	for (int i = 0; i < LT_PAIRS; i++) {
 		print_message("pair %d: %ld rounds, helper seen queued in "
 			      "%ld\n", i, lt[i].rounds, lt[i].waited_queued);
 		assert_int_equal(lt[i].busy, 0);
-		assert_int_equal(st_load(&lt[i].bad_frame), 0);
-		assert_int_equal(st_load(&lt[i].owner->count), lt[i].rounds);
-		assert_int_equal(st_load(&lt[i].helper->count), lt[i].rounds);
+		assert_int_equal(TU_LOAD(&lt[i].bad_frame), 0);
+		assert_int_equal(TU_LOAD(&lt[i].owner->count), lt[i].rounds);
+		assert_int_equal(TU_LOAD(&lt[i].helper->count), lt[i].rounds);
 		assert_int_equal(swait_head_destroy(&lt[i].mbox_head), 0);
 		assert_int_equal(swait_head_destroy(&lt[i].ack_head), 0);
 	}
@@ -216,9 +216,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_stack_heads),
 	};
 
-	st_print_config();
-	if (argc > 1)
-		cmocka_set_test_filter(argv[1]);
+	tu_stress_main(argc, argv);
 	return cmocka_run_group_tests_name("stress-lifetime", tests, NULL,
 					   NULL);
 }

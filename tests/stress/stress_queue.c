@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "stressutil.h"
+#include "tu_stress.h"
 
 /* ------------------------------------------------------------ ping-pong */
 
@@ -29,26 +29,26 @@ static struct {
 	 * increment is lost and the total is off.
 	 */
 	long ball;
-	struct st_thread *t[2];
+	struct tu_thread *t[2];
 } pp;
 
 static void *pp_player(void *arg)
 {
 	int me = (int)(intptr_t)arg;
-	struct st_thread *t = pp.t[me];
+	struct tu_thread *t = pp.t[me];
 
 	for (long i = 0; i < pp.rounds; i++) {
-		st_phase(t, me ? "in swait_event on head[1], turn == 1" :
+		tu_phase(t, me ? "in swait_event on head[1], turn == 1" :
 				 "in swait_event on head[0], turn == 0");
-		swait_event(&pp.head[me], ST_LOAD(&pp.turn) == me);
-		st_phase(t, "holds the turn");
+		swait_event(&pp.head[me], TU_LOAD(&pp.turn) == me);
+		tu_phase(t, "holds the turn");
 		pp.ball++;
-		st_add(&t->count, 1);
+		(void)TU_ADD(&t->count, 1);
 		/* Release: hands ball to the other player with the turn. */
-		ST_STORE(&pp.turn, !me);
+		TU_STORE(&pp.turn, !me);
 		swait_wake_one(&pp.head[!me]);
 	}
-	st_exit(t);
+	tu_thread_exit(t);
 	return NULL;
 }
 
@@ -67,16 +67,16 @@ static void test_ping_pong(void **state)
 	pp.ball = 0;
 	pp.rounds = tu_scale(50000);
 
-	st_begin("ping-pong", pp_describe);
+	tu_begin("ping-pong", pp_describe);
 	for (int i = 0; i < 2; i++) {
-		pp.t[i] = st_slot("player", i);
-		st_spawn(pp.t[i], pp_player, (void *)(intptr_t)i);
+		pp.t[i] = tu_slot("player", i);
+		tu_spawn(pp.t[i], pp_player, (void *)(intptr_t)i);
 	}
-	st_wait_exited();
-	st_end();
+	tu_wait_exited();
+	tu_end();
 
-	assert_int_equal(st_load(&pp.t[0]->count), pp.rounds);
-	assert_int_equal(st_load(&pp.t[1]->count), pp.rounds);
+	assert_int_equal(TU_LOAD(&pp.t[0]->count), pp.rounds);
+	assert_int_equal(TU_LOAD(&pp.t[1]->count), pp.rounds);
 	assert_int_equal(pp.ball, 2 * pp.rounds);
 	assert_int_equal(swait_head_destroy(&pp.head[0]), 0);
 	assert_int_equal(swait_head_destroy(&pp.head[1]), 0);
@@ -100,7 +100,7 @@ static struct {
 	uint64_t sum[PC_CONSUMERS][PC_PRODUCERS];
 	uint64_t hash[PC_CONSUMERS][PC_PRODUCERS];
 	long order_errors;		/* atomic */
-	struct st_thread *prod[PC_PRODUCERS], *cons[PC_CONSUMERS];
+	struct tu_thread *prod[PC_PRODUCERS], *cons[PC_CONSUMERS];
 } pc = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static uint64_t pc_mix(uint64_t x)
@@ -144,25 +144,25 @@ static bool pc_try_get(uint64_t *item)
 static void *pc_producer(void *arg)
 {
 	int me = (int)(intptr_t)arg;
-	struct st_thread *t = pc.prod[me];
+	struct tu_thread *t = pc.prod[me];
 
 	for (long i = 0; i < pc.per_producer; i++) {
 		uint64_t item = ((uint64_t)me << 48) | (uint64_t)i;
 
-		st_phase(t, "in swait_event on not_full (queue full)");
+		tu_phase(t, "in swait_event on not_full (queue full)");
 		swait_event(&pc.not_full, pc_try_put(item));
-		st_add(&t->count, 1);
-		st_phase(t, "in swait_wake_one(not_empty)");
+		(void)TU_ADD(&t->count, 1);
+		tu_phase(t, "in swait_wake_one(not_empty)");
 		swait_wake_one(&pc.not_empty);
 	}
-	st_exit(t);
+	tu_thread_exit(t);
 	return NULL;
 }
 
 static void *pc_consumer(void *arg)
 {
 	int me = (int)(intptr_t)arg;
-	struct st_thread *t = pc.cons[me];
+	struct tu_thread *t = pc.cons[me];
 	long last[PC_PRODUCERS];
 
 	for (int p = 0; p < PC_PRODUCERS; p++)
@@ -173,28 +173,28 @@ static void *pc_consumer(void *arg)
 		int p;
 		long seq;
 
-		st_phase(t, "in swait_event on not_empty (queue empty)");
+		tu_phase(t, "in swait_event on not_empty (queue empty)");
 		swait_event(&pc.not_empty,
 			    (got = pc_try_get(&item)) ||
-			    ST_LOAD(&pc.done));
+			    TU_LOAD(&pc.done));
 		if (!got)
 			break;
-		st_phase(t, "in swait_wake_one(not_full)");
+		tu_phase(t, "in swait_wake_one(not_full)");
 		swait_wake_one(&pc.not_full);
 		p = (int)(item >> 48);
 		seq = (long)(item & 0xffffffffffffull);
 		/* The ring is FIFO: one consumer sees a producer in order. */
 		if (p >= PC_PRODUCERS || seq <= last[p]) {
-			st_add(&pc.order_errors, 1);
+			(void)TU_ADD(&pc.order_errors, 1);
 		} else {
 			last[p] = seq;
 			pc.sum[me][p] += (uint64_t)seq;
 			pc.hash[me][p] ^= pc_mix(item);
 		}
-		st_add(&pc.consumed, 1);
-		st_add(&t->count, 1);
+		(void)TU_ADD(&pc.consumed, 1);
+		(void)TU_ADD(&t->count, 1);
 	}
-	st_exit(t);
+	tu_thread_exit(t);
 	return NULL;
 }
 
@@ -206,7 +206,7 @@ static void pc_describe(FILE *out)
 	n = pc.count;
 	pthread_mutex_unlock(&pc.lock);
 	fprintf(out, "queue holds %u of %d; consumed %ld of %ld; done %d\n",
-		n, PC_QSIZE, st_load(&pc.consumed),
+		n, PC_QSIZE, TU_LOAD(&pc.consumed),
 		PC_PRODUCERS * pc.per_producer,
 		__atomic_load_n(&pc.done, __ATOMIC_RELAXED));
 }
@@ -214,7 +214,7 @@ static void pc_describe(FILE *out)
 static bool pc_all_consumed(void *arg)
 {
 	(void)arg;
-	return st_load(&pc.consumed) == PC_PRODUCERS * pc.per_producer;
+	return TU_LOAD(&pc.consumed) == PC_PRODUCERS * pc.per_producer;
 }
 
 static void test_producer_consumer(void **state)
@@ -233,29 +233,29 @@ static void test_producer_consumer(void **state)
 	memset(pc.hash, 0, sizeof(pc.hash));
 	pc.per_producer = tu_scale(300000);
 
-	st_begin("producer/consumer", pc_describe);
+	tu_begin("producer/consumer", pc_describe);
 	for (int i = 0; i < PC_CONSUMERS; i++) {
-		pc.cons[i] = st_slot("consumer", i);
-		st_spawn(pc.cons[i], pc_consumer, (void *)(intptr_t)i);
+		pc.cons[i] = tu_slot("consumer", i);
+		tu_spawn(pc.cons[i], pc_consumer, (void *)(intptr_t)i);
 	}
 	for (int i = 0; i < PC_PRODUCERS; i++) {
-		pc.prod[i] = st_slot("producer", i);
-		st_spawn(pc.prod[i], pc_producer, (void *)(intptr_t)i);
+		pc.prod[i] = tu_slot("producer", i);
+		tu_spawn(pc.prod[i], pc_producer, (void *)(intptr_t)i);
 	}
 	/* Every item consumed before anybody is told to leave. */
-	st_wait(pc_all_consumed, NULL);
-	ST_STORE(&pc.done, 1);
+	tu_wait(pc_all_consumed, NULL);
+	TU_STORE(&pc.done, 1);
 	swait_wake_all(&pc.not_empty);
-	st_wait_exited();
-	st_end();
+	tu_wait_exited();
+	tu_end();
 
 	assert_int_equal(pc.order_errors, 0);
 	assert_int_equal(pc.count, 0);
 	for (int c = 0; c < PC_CONSUMERS; c++)
-		total += st_load(&pc.cons[c]->count);
+		total += TU_LOAD(&pc.cons[c]->count);
 	assert_int_equal(total, PC_PRODUCERS * pc.per_producer);
 	for (int p = 0; p < PC_PRODUCERS; p++) {
-		assert_int_equal(st_load(&pc.prod[p]->count), pc.per_producer);
+		assert_int_equal(TU_LOAD(&pc.prod[p]->count), pc.per_producer);
 		want_sum = want_hash = got_sum = got_hash = 0;
 		for (long i = 0; i < pc.per_producer; i++) {
 			want_sum += (uint64_t)i;
@@ -279,8 +279,6 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_producer_consumer),
 	};
 
-	st_print_config();
-	if (argc > 1)
-		cmocka_set_test_filter(argv[1]);
+	tu_stress_main(argc, argv);
 	return cmocka_run_group_tests_name("stress-queue", tests, NULL, NULL);
 }

@@ -18,12 +18,12 @@
 
 #include <cmocka.h>
 
-#include "stressutil.h"
+#include "tu_stress.h"
 
 /* Wait (yielding) until *p >= v; the monitor's watchdog covers a stall. */
 static void yield_until_ge(const long *p, long v)
 {
-	while (st_load(p) < v)
+	while (TU_LOAD(p) < v)
 		sched_yield();
 }
 
@@ -34,69 +34,69 @@ static void yield_until_ge(const long *p, long v)
 
 static struct {
 	struct swait_head head;
-	struct st_tokens tok;
+	struct tu_tokens tok;
 	int done;
 	long per_waker;
-	struct st_thread *waiter[CH_WAITERS], *waker[CH_WAKERS];
+	struct tu_thread *waiter[CH_WAITERS], *waker[CH_WAKERS];
 } ch;
 
 static void *ch_waiter(void *arg)
 {
-	struct st_thread *t = arg;
-	uint64_t rnd = st_seed(t->idx);
+	struct tu_thread *t = arg;
+	uint64_t rnd = tu_seed(t->idx);
 
 	for (;;) {
 		bool got = false;
 
-		st_phase(t, "in swait_event on head, waiting for a token");
+		tu_phase(t, "in swait_event on head, waiting for a token");
 		swait_event(&ch.head,
-			    (got = st_token_take(&ch.tok)) ||
-			    ST_LOAD(&ch.done));
+			    (got = tu_token_take(&ch.tok)) ||
+			    TU_LOAD(&ch.done));
 		if (!got)
 			break;
-		st_add(&t->count, 1);
-		st_phase(t, "working on a token");
-		st_spin((unsigned)(st_rand(&rnd) % 256));
+		(void)TU_ADD(&t->count, 1);
+		tu_phase(t, "working on a token");
+		tu_spin((unsigned)(tu_rand(&rnd) % 256));
 	}
-	st_exit(t);
+	tu_thread_exit(t);
 	return NULL;
 }
 
 static void *ch_waker(void *arg)
 {
-	struct st_thread *t = arg;
-	uint64_t rnd = st_seed(100 + t->idx);
+	struct tu_thread *t = arg;
+	uint64_t rnd = tu_seed(100 + t->idx);
 	long left = ch.per_waker;
 
 	while (left > 0) {
-		long burst = 1 + (long)(st_rand(&rnd) % 16);
+		long burst = 1 + (long)(tu_rand(&rnd) % 16);
 
 		if (burst > left)
 			burst = left;
-		st_phase(t, "posting a burst (post, swait_wake_one)");
+		tu_phase(t, "posting a burst (post, swait_wake_one)");
 		for (long i = 0; i < burst; i++) {
-			st_token_post(&ch.tok, 1);
+			tu_token_post(&ch.tok, 1);
 			swait_wake_one(&ch.head);
-			st_add(&t->count, 1);
+			(void)TU_ADD(&t->count, 1);
 		}
 		left -= burst;
-		if (st_rand(&rnd) % 4 == 0) {
+		if (tu_rand(&rnd) % 4 == 0) {
 			/* Checkpoint: everything posted so far gets taken. */
-			st_phase(t, "at a checkpoint: waits for taken >= "
+			tu_phase(t, "at a checkpoint: waits for taken >= "
 				    "posted (a stranded token stops here)");
 			yield_until_ge(&ch.tok.taken,
-				       st_load(&ch.tok.posted));
+				       TU_LOAD(&ch.tok.posted));
 		} else {
-			st_spin((unsigned)(st_rand(&rnd) % 2048));
+			tu_spin((unsigned)(tu_rand(&rnd) % 2048));
 		}
 	}
-	st_exit(t);
+	tu_thread_exit(t);
 	return NULL;
 }
 
 static void ch_describe(FILE *out)
 {
-	st_tokens_describe(out, "tokens", &ch.tok);
+	tu_tokens_describe(out, "tokens", &ch.tok);
 	fprintf(out, "done %d, swait_active %d\n",
 		__atomic_load_n(&ch.done, __ATOMIC_RELAXED),
 		swait_active(&ch.head));
@@ -106,9 +106,9 @@ static bool ch_settled(void *arg)
 {
 	(void)arg;
 	for (int i = 0; i < CH_WAKERS; i++)
-		if (!ST_LOAD(&ch.waker[i]->exited))
+		if (!TU_LOAD(&ch.waker[i]->exited))
 			return false;
-	return st_tokens_drained(&ch.tok);
+	return tu_tokens_drained(&ch.tok);
 }
 
 static void test_wake_one_churn(void **state)
@@ -120,27 +120,27 @@ static void test_wake_one_churn(void **state)
 	swait_head_init(&ch.head);
 	ch.per_waker = tu_scale(100000);
 
-	st_begin("wake_one under churn", ch_describe);
+	tu_begin("wake_one under churn", ch_describe);
 	for (int i = 0; i < CH_WAITERS; i++) {
-		ch.waiter[i] = st_slot("waiter", i);
-		st_spawn(ch.waiter[i], ch_waiter, ch.waiter[i]);
+		ch.waiter[i] = tu_slot("waiter", i);
+		tu_spawn(ch.waiter[i], ch_waiter, ch.waiter[i]);
 	}
 	for (int i = 0; i < CH_WAKERS; i++) {
-		ch.waker[i] = st_slot("waker", i);
-		st_spawn(ch.waker[i], ch_waker, ch.waker[i]);
+		ch.waker[i] = tu_slot("waker", i);
+		tu_spawn(ch.waker[i], ch_waker, ch.waker[i]);
 	}
 	/* All posted and all taken with only the wakes the wakers made. */
-	st_wait(ch_settled, NULL);
-	ST_STORE(&ch.done, 1);
+	tu_wait(ch_settled, NULL);
+	TU_STORE(&ch.done, 1);
 	swait_wake_all(&ch.head);
-	st_wait_exited();
-	st_end();
+	tu_wait_exited();
+	tu_end();
 
 	for (int i = 0; i < CH_WAITERS; i++)
-		taken += st_load(&ch.waiter[i]->count);
-	assert_int_equal(st_load(&ch.tok.posted), CH_WAKERS * ch.per_waker);
-	assert_int_equal(st_load(&ch.tok.taken), CH_WAKERS * ch.per_waker);
-	assert_int_equal(st_load(&ch.tok.avail), 0);
+		taken += TU_LOAD(&ch.waiter[i]->count);
+	assert_int_equal(TU_LOAD(&ch.tok.posted), CH_WAKERS * ch.per_waker);
+	assert_int_equal(TU_LOAD(&ch.tok.taken), CH_WAKERS * ch.per_waker);
+	assert_int_equal(TU_LOAD(&ch.tok.avail), 0);
 	assert_int_equal(taken, CH_WAKERS * ch.per_waker);
 	assert_int_equal(swait_head_destroy(&ch.head), 0);
 }
@@ -155,7 +155,7 @@ static struct {
 	long gen;			/* atomic */
 	long final;			/* gen after the last bump */
 	long per_bumper;
-	struct st_thread *waiter[GEN_WAITERS], *bumper[GEN_BUMPERS];
+	struct tu_thread *waiter[GEN_WAITERS], *bumper[GEN_BUMPERS];
 } gw;
 
 /*
@@ -166,74 +166,74 @@ static struct {
  */
 static void *gen_waiter(void *arg)
 {
-	struct st_thread *t = arg;
+	struct tu_thread *t = arg;
 	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
-	uint64_t rnd = st_seed(200 + t->idx);
+	uint64_t rnd = tu_seed(200 + t->idx);
 
 	for (;;) {
-		long g = ST_LOAD(&gw.gen);
+		long g = TU_LOAD(&gw.gen);
 
-		ST_STORE(&t->aux, g);
+		TU_STORE(&t->aux, g);
 		if (g == gw.final)
 			break;
 		if (t->idx % 2 == 0) {
-			st_phase(t, "in swait_event on head, waiting for gen "
+			tu_phase(t, "in swait_event on head, waiting for gen "
 				    "!= aux");
-			swait_event(&gw.head, ST_LOAD(&gw.gen) != g);
+			swait_event(&gw.head, TU_LOAD(&gw.gen) != g);
 		} else {
-			st_phase(t, "in swait_prepare/sleep on head, waiting "
+			tu_phase(t, "in swait_prepare/sleep on head, waiting "
 				    "for gen != aux");
 			for (;;) {
 				swait_prepare(&gw.head, &w);
-				if (ST_LOAD(&gw.gen) != g)
+				if (TU_LOAD(&gw.gen) != g)
 					break;
 				(void)swait_sleep(&gw.head, &w, 0,
 						  CLOCK_MONOTONIC, NULL);
 			}
 			swait_finish(&gw.head, &w);
 		}
-		st_add(&t->count, 1);
-		st_phase(t, "saw the generation change");
-		st_spin((unsigned)(st_rand(&rnd) % 512));
+		(void)TU_ADD(&t->count, 1);
+		tu_phase(t, "saw the generation change");
+		tu_spin((unsigned)(tu_rand(&rnd) % 512));
 	}
-	st_exit(t);
+	tu_thread_exit(t);
 	return NULL;
 }
 
 static bool gen_all_seen(long g)
 {
 	for (int i = 0; i < GEN_WAITERS; i++)
-		if (st_load(&gw.waiter[i]->aux) < g)
+		if (TU_LOAD(&gw.waiter[i]->aux) < g)
 			return false;
 	return true;
 }
 
 static void *gen_bumper(void *arg)
 {
-	struct st_thread *t = arg;
-	uint64_t rnd = st_seed(300 + t->idx);
+	struct tu_thread *t = arg;
+	uint64_t rnd = tu_seed(300 + t->idx);
 
 	for (long i = 0; i < gw.per_bumper; i++) {
 		long g;
 
-		st_phase(t, "bumping gen, swait_wake_all");
-		g = ST_ADD(&gw.gen, 1);
+		tu_phase(t, "bumping gen, swait_wake_all");
+		g = TU_ADD(&gw.gen, 1);
 		swait_wake_all(&gw.head);
-		st_add(&t->count, 1);
-		if (st_rand(&rnd) % 8 == 0) {
+		(void)TU_ADD(&t->count, 1);
+		if (tu_rand(&rnd) % 8 == 0) {
 			/*
 			 * Checkpoint: every waiter must see g.  One that
 			 * slept through the wake_all stays below it.
 			 */
-			st_phase(t, "at a checkpoint: waits until every "
+			tu_phase(t, "at a checkpoint: waits until every "
 				    "waiter's aux (seen gen) >= its bump");
 			while (!gen_all_seen(g))
 				sched_yield();
 		} else {
-			st_spin((unsigned)(st_rand(&rnd) % 1024));
+			tu_spin((unsigned)(tu_rand(&rnd) % 1024));
 		}
 	}
-	st_exit(t);
+	tu_thread_exit(t);
 	return NULL;
 }
 
@@ -254,26 +254,26 @@ static void test_wake_all_generation(void **state)
 	gw.per_bumper = tu_scale(40000);
 	gw.final = GEN_BUMPERS * gw.per_bumper;
 
-	st_begin("wake_all racing concurrent prepares", gen_describe);
+	tu_begin("wake_all racing concurrent prepares", gen_describe);
 	for (int i = 0; i < GEN_WAITERS; i++) {
-		gw.waiter[i] = st_slot("waiter", i);
-		st_spawn(gw.waiter[i], gen_waiter, gw.waiter[i]);
+		gw.waiter[i] = tu_slot("waiter", i);
+		tu_spawn(gw.waiter[i], gen_waiter, gw.waiter[i]);
 	}
 	for (int i = 0; i < GEN_BUMPERS; i++) {
-		gw.bumper[i] = st_slot("bumper", i);
-		st_spawn(gw.bumper[i], gen_bumper, gw.bumper[i]);
+		gw.bumper[i] = tu_slot("bumper", i);
+		tu_spawn(gw.bumper[i], gen_bumper, gw.bumper[i]);
 	}
 	/* Waiters leave only after seeing the final generation. */
-	st_wait_exited();
-	st_end();
+	tu_wait_exited();
+	tu_end();
 
 	assert_int_equal(__atomic_load_n(&gw.gen, __ATOMIC_RELAXED), gw.final);
 	for (int i = 0; i < GEN_WAITERS; i++) {
-		assert_int_equal(st_load(&gw.waiter[i]->aux), gw.final);
-		seen += st_load(&gw.waiter[i]->count);
+		assert_int_equal(TU_LOAD(&gw.waiter[i]->aux), gw.final);
+		seen += TU_LOAD(&gw.waiter[i]->count);
 	}
 	for (int i = 0; i < GEN_BUMPERS; i++)
-		assert_int_equal(st_load(&gw.bumper[i]->count), gw.per_bumper);
+		assert_int_equal(TU_LOAD(&gw.bumper[i]->count), gw.per_bumper);
 	/* Each observation is a change of generation: at most one per bump. */
 	assert_true(seen >= GEN_WAITERS);
 	assert_true(seen <= GEN_WAITERS * gw.final);
@@ -289,8 +289,6 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_wake_all_generation),
 	};
 
-	st_print_config();
-	if (argc > 1)
-		cmocka_set_test_filter(argv[1]);
+	tu_stress_main(argc, argv);
 	return cmocka_run_group_tests_name("stress-wake", tests, NULL, NULL);
 }

@@ -13,7 +13,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "unitutil.h"
+#include "tu_unit.h"
 
 #define NH 3
 
@@ -294,15 +294,15 @@ static void *any_sleeper(void *arg)
 
 	(void)arg;
 	memset(ws, 0, sizeof(ws));
-	uu_store(&sl.tid, (int)uu_gettid());
+	TU_STORE(&sl.tid, (int)tu_gettid());
 	swait_prepare_any(heads, NH, ws);
-	uu_store(&sl.prepared, 1);
+	TU_STORE(&sl.prepared, 1);
 	r = swait_wait_any(heads, NH, ws, 0, CLOCK_MONOTONIC, NULL,
 			   &sl.which);
 	sl.payload_seen = payload;
 	swait_finish_any(heads, NH, ws);
 	sl.result = r;
-	uu_store(&sl.returned, 1);
+	TU_STORE(&sl.returned, 1);
 	return NULL;
 }
 
@@ -314,19 +314,19 @@ static void test_sleeper_woken_by_any_head(void **state)
 
 		reset();
 		memset(&sl, 0, sizeof(sl));
-		uu_watchdog("a wait_any sleeper woken by one head");
+		tu_watchdog("a wait_any sleeper woken by one head");
 		assert_int_equal(pthread_create(&t, NULL, any_sleeper, NULL),
 				 0);
-		assert_true(uu_poll(uu_load(&sl.prepared)));
-		assert_true(uu_wait_asleep((pid_t)uu_load(&sl.tid), &h[k]));
+		assert_true(tu_poll(TU_LOAD(&sl.prepared)));
+		assert_true(tu_wait_asleep((pid_t)TU_LOAD(&sl.tid), &h[k]));
 		payload = (int)k + 100;	/* published by the wake (O3) */
 		if (k == 1)
 			swait_wake_all(&h[k]);
 		else
 			swait_wake_one(&h[k]);
-		assert_true(uu_poll(uu_load(&sl.returned)));
+		assert_true(tu_poll(TU_LOAD(&sl.returned)));
 		assert_int_equal(pthread_join(t, NULL), 0);
-		uu_watchdog_done();
+		tu_watchdog_done();
 		assert_int_equal(sl.result, 0);
 		assert_int_equal(sl.which, k);
 		assert_int_equal(sl.payload_seen, (int)k + 100);
@@ -343,13 +343,13 @@ static void test_cancel_dequeues(void **state)
 	(void)state;
 	reset();
 	memset(&sl, 0, sizeof(sl));
-	uu_watchdog("cancel a wait_any sleeper");
+	tu_watchdog("cancel a wait_any sleeper");
 	assert_int_equal(pthread_create(&t, NULL, any_sleeper, NULL), 0);
-	assert_true(uu_poll(uu_load(&sl.prepared)));
-	assert_true(uu_wait_asleep((pid_t)uu_load(&sl.tid), &h[0]));
+	assert_true(tu_poll(TU_LOAD(&sl.prepared)));
+	assert_true(tu_wait_asleep((pid_t)TU_LOAD(&sl.tid), &h[0]));
 	assert_int_equal(pthread_cancel(t), 0);
 	assert_int_equal(pthread_join(t, &ret), 0);
-	uu_watchdog_done();
+	tu_watchdog_done();
 	assert_ptr_equal(ret, PTHREAD_CANCELED);
 	all_destroyable();
 }

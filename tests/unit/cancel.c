@@ -10,7 +10,7 @@
  * pthread_barrier_wait() is not a cancellation point, so the cancel stays
  * pending until the waiter reaches swait_sleep().
  *
- * Each scenario runs in a forked child (uu_run_child): a cleanup handler
+ * Each scenario runs in a forked child (tu_run_child): a cleanup handler
  * that goes wrong can crash the process, and that must fail one test with
  * the child's story, not end the suite.  The parent stays single-threaded,
  * so that fork() is clean (ThreadSanitizer refuses threads created after
@@ -20,7 +20,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "unitutil.h"
+#include "tu_unit.h"
 
 enum cancel_kind {
 	C_EVENT,
@@ -65,23 +65,23 @@ static void *victim_main(void *arg)
 	int never = 0;
 	int r = -1;
 
-	uu_store(&v->tid, (int)uu_gettid());
+	TU_STORE(&v->tid, (int)tu_gettid());
 	switch (v->kind) {
 	case C_EVENT:
-		swait_event(v->head, uu_load(&never));
+		swait_event(v->head, TU_LOAD(&never));
 		r = 0;
 		break;
 	case C_EVENT_TIMEOUT:
-		dl = uu_deadline(CLOCK_MONOTONIC, FAR_NS);
-		r = swait_event_timeout(v->head, uu_load(&never),
+		dl = tu_deadline(CLOCK_MONOTONIC, FAR_NS);
+		r = swait_event_timeout(v->head, TU_LOAD(&never),
 					CLOCK_MONOTONIC, &dl);
 		break;
 	case C_EVENT_INTERRUPTIBLE:
-		r = swait_event_interruptible(v->head, uu_load(&never));
+		r = swait_event_interruptible(v->head, TU_LOAD(&never));
 		break;
 	case C_SLEEP:
 	case C_SLEEP_DEADLINE:
-		dl = uu_deadline(CLOCK_REALTIME, FAR_NS);
+		dl = tu_deadline(CLOCK_REALTIME, FAR_NS);
 		swait_prepare(v->head, &w);
 		r = swait_sleep(v->head, &w, 0, CLOCK_REALTIME,
 				v->kind == C_SLEEP ? NULL : &dl);
@@ -92,13 +92,13 @@ static void *victim_main(void *arg)
 		r = 0;
 		break;
 	case C_COMPLETION_TIMEOUT:
-		dl = uu_deadline(CLOCK_REALTIME, FAR_NS);
+		dl = tu_deadline(CLOCK_REALTIME, FAR_NS);
 		r = swait_completion_wait_timeout(v->comp, CLOCK_REALTIME,
 						  &dl);
 		break;
 	}
 	v->result = r;
-	uu_store(&v->returned, 1);
+	TU_STORE(&v->returned, 1);
 	return NULL;
 }
 
@@ -115,9 +115,9 @@ static void start_victim(struct victim *v, int kind)
 		v->comp = &comp;
 	else
 		v->head = &head;
-	uu_check(pthread_create(&v->thread, NULL, victim_main, v) == 0);
-	uu_check(uu_poll(uu_load(&v->tid) != 0));
-	uu_check(uu_wait_asleep((pid_t)uu_load(&v->tid), victim_head(v)));
+	tu_check(pthread_create(&v->thread, NULL, victim_main, v) == 0);
+	tu_check(tu_poll(TU_LOAD(&v->tid) != 0));
+	tu_check(tu_wait_asleep((pid_t)TU_LOAD(&v->tid), victim_head(v)));
 }
 
 /* In the child: cancel a thread asleep in a wait of the given kind. */
@@ -127,36 +127,36 @@ static void cancel_sleeping(void *arg)
 	int kind = *(int *)arg;
 	void *ret;
 
-	uu_watchdog(kind_name[kind]);
+	tu_watchdog(kind_name[kind]);
 	swait_head_init(&head);
 	swait_completion_init(&comp);
 	start_victim(v, kind);
-	uu_check(pthread_cancel(v->thread) == 0);
-	uu_check(pthread_join(v->thread, &ret) == 0);
-	uu_check(ret == PTHREAD_CANCELED);
-	uu_check(!uu_load(&v->returned));
+	tu_check(pthread_cancel(v->thread) == 0);
+	tu_check(pthread_join(v->thread, &ret) == 0);
+	tu_check(ret == PTHREAD_CANCELED);
+	tu_check(!TU_LOAD(&v->returned));
 	/* Dequeued by the cleanup handler: nothing left on the head. */
-	uu_check(!swait_active(victim_head(v)));
-	uu_check(swait_head_destroy(victim_head(v)) == 0);
+	tu_check(!swait_active(victim_head(v)));
+	tu_check(swait_head_destroy(victim_head(v)) == 0);
 	if (v->comp) {
 		/* The cancelled wait consumed nothing. */
-		uu_check(!swait_completion_done(&comp));
+		tu_check(!swait_completion_done(&comp));
 		swait_complete(&comp);
-		uu_check(swait_completion_try_wait(&comp));
+		tu_check(swait_completion_try_wait(&comp));
 	}
 }
 
 static void test_cancel_sleeping(void **state)
 {
-	struct uu_child res;
+	struct tu_child res;
 	int kind, failed = 0;
 
 	(void)state;
 	/* Every kind, so that the report says which ones fail. */
 	for (kind = 0; kind < C_NKINDS; kind++) {
-		assert_int_equal(uu_run_child(cancel_sleeping, &kind,
+		assert_int_equal(tu_run_child(cancel_sleeping, &kind,
 					      CHILD_SECONDS, &res), 0);
-		failed += !uu_child_ok(&res, kind_name[kind]);
+		failed += !tu_child_ok(&res, kind_name[kind]);
 	}
 	assert_int_equal(failed, 0);
 }
@@ -171,40 +171,40 @@ static void cancel_keeps_queue(void *arg)
 	int kind = *(int *)arg;
 	void *ret;
 
-	uu_watchdog(kind_name[kind]);
+	tu_watchdog(kind_name[kind]);
 	swait_head_init(&head);
 	swait_completion_init(&comp);
 	start_victim(v1, kind);
 	start_victim(v2, kind == C_COMPLETION ? C_COMPLETION_TIMEOUT
 					      : C_SLEEP_DEADLINE);
-	uu_check(pthread_cancel(v1->thread) == 0);
-	uu_check(pthread_join(v1->thread, &ret) == 0);
-	uu_check(ret == PTHREAD_CANCELED);
-	uu_check(swait_active(victim_head(v2)));
+	tu_check(pthread_cancel(v1->thread) == 0);
+	tu_check(pthread_join(v1->thread, &ret) == 0);
+	tu_check(ret == PTHREAD_CANCELED);
+	tu_check(swait_active(victim_head(v2)));
 	if (v2->comp)
 		swait_complete(&comp);
 	else
 		swait_wake_one(&head);
-	uu_check(pthread_join(v2->thread, &ret) == 0);
-	uu_check(ret == NULL);
-	uu_check(v2->result == 0);
-	uu_check(swait_head_destroy(&head) == 0);
-	uu_check(swait_head_destroy(&comp.wait) == 0);
+	tu_check(pthread_join(v2->thread, &ret) == 0);
+	tu_check(ret == NULL);
+	tu_check(v2->result == 0);
+	tu_check(swait_head_destroy(&head) == 0);
+	tu_check(swait_head_destroy(&comp.wait) == 0);
 }
 
 static void test_cancel_keeps_queue(void **state)
 {
 	static int kinds[] = { C_EVENT, C_SLEEP, C_COMPLETION };
-	struct uu_child res;
+	struct tu_child res;
 	int failed = 0;
 	unsigned i;
 
 	(void)state;
 	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		assert_int_equal(uu_run_child(cancel_keeps_queue,
+		assert_int_equal(tu_run_child(cancel_keeps_queue,
 					      &kinds[i],
 					      CHILD_SECONDS, &res), 0);
-		failed += !uu_child_ok(&res, kind_name[kinds[i]]);
+		failed += !tu_child_ok(&res, kind_name[kinds[i]]);
 	}
 	assert_int_equal(failed, 0);
 }
@@ -228,7 +228,7 @@ static void *pass_w1_main(void *arg)
 
 	(void)arg;
 	swait_prepare(&head, &w);
-	uu_store(&po.w1_prepared, 1);
+	TU_STORE(&po.w1_prepared, 1);
 	/* Not a cancellation point: a cancel stays pending across it. */
 	pthread_barrier_wait(&po.barrier);
 	if (po.cancel)
@@ -236,7 +236,7 @@ static void *pass_w1_main(void *arg)
 	/* Selected but never slept on it: finish passes the wake on. */
 	swait_finish(&head, &w);
 	po.w1_result = r;
-	uu_store(&po.w1_returned, 1);
+	TU_STORE(&po.w1_returned, 1);
 	return NULL;
 }
 
@@ -246,13 +246,13 @@ static void *pass_w2_main(void *arg)
 	int r;
 
 	(void)arg;
-	uu_store(&po.w2_tid, (int)uu_gettid());
+	TU_STORE(&po.w2_tid, (int)tu_gettid());
 	swait_prepare(&head, &w);
-	uu_store(&po.w2_prepared, 1);
+	TU_STORE(&po.w2_prepared, 1);
 	r = swait_sleep(&head, &w, 0, CLOCK_MONOTONIC, NULL);
 	swait_finish(&head, &w);
 	po.w2_result = r;
-	uu_store(&po.w2_returned, 1);
+	TU_STORE(&po.w2_returned, 1);
 	return NULL;
 }
 
@@ -263,62 +263,62 @@ static void pass_on(void *arg)
 
 	memset(&po, 0, sizeof(po));
 	po.cancel = *(bool *)arg;
-	uu_watchdog(po.cancel ? "cancel pass-on" : "finish pass-on");
+	tu_watchdog(po.cancel ? "cancel pass-on" : "finish pass-on");
 	swait_head_init(&head);
-	uu_check(pthread_barrier_init(&po.barrier, NULL, 2) == 0);
+	tu_check(pthread_barrier_init(&po.barrier, NULL, 2) == 0);
 
-	uu_phase("queueing W1, then W2");
-	uu_check(pthread_create(&po.w1, NULL, pass_w1_main, NULL) == 0);
-	uu_check(uu_poll(uu_load(&po.w1_prepared)));
-	uu_check(pthread_create(&po.w2, NULL, pass_w2_main, NULL) == 0);
-	uu_check(uu_poll(uu_load(&po.w2_prepared)));
-	uu_check(uu_wait_asleep((pid_t)uu_load(&po.w2_tid), &head));
+	tu_test_phase("queueing W1, then W2");
+	tu_check(pthread_create(&po.w1, NULL, pass_w1_main, NULL) == 0);
+	tu_check(tu_poll(TU_LOAD(&po.w1_prepared)));
+	tu_check(pthread_create(&po.w2, NULL, pass_w2_main, NULL) == 0);
+	tu_check(tu_poll(TU_LOAD(&po.w2_prepared)));
+	tu_check(tu_wait_asleep((pid_t)TU_LOAD(&po.w2_tid), &head));
 
-	uu_phase("wake_one selects W1, which has not slept");
+	tu_test_phase("wake_one selects W1, which has not slept");
 	swait_wake_one(&head);
-	uu_check(swait_active(&head));		/* W2 still queued */
-	uu_check(!uu_load(&po.w2_returned));
+	tu_check(swait_active(&head));		/* W2 still queued */
+	tu_check(!TU_LOAD(&po.w2_returned));
 	if (po.cancel)
-		uu_check(pthread_cancel(po.w1) == 0);
+		tu_check(pthread_cancel(po.w1) == 0);
 	pthread_barrier_wait(&po.barrier);
 
-	uu_phase("W1 leaves; W2 must get the wake");
-	uu_check(pthread_join(po.w1, &ret) == 0);
+	tu_test_phase("W1 leaves; W2 must get the wake");
+	tu_check(pthread_join(po.w1, &ret) == 0);
 	if (po.cancel) {
-		uu_check(ret == PTHREAD_CANCELED);
-		uu_check(!uu_load(&po.w1_returned));
+		tu_check(ret == PTHREAD_CANCELED);
+		tu_check(!TU_LOAD(&po.w1_returned));
 	} else {
-		uu_check(ret == NULL);
-		uu_check(uu_load(&po.w1_returned));
+		tu_check(ret == NULL);
+		tu_check(TU_LOAD(&po.w1_returned));
 	}
-	uu_check(uu_poll(uu_load(&po.w2_returned)));	/* W2 was woken */
-	uu_check(pthread_join(po.w2, NULL) == 0);
-	uu_check(po.w2_result == 0);
-	uu_check(!swait_active(&head));
-	uu_check(swait_head_destroy(&head) == 0);
+	tu_check(tu_poll(TU_LOAD(&po.w2_returned)));	/* W2 was woken */
+	tu_check(pthread_join(po.w2, NULL) == 0);
+	tu_check(po.w2_result == 0);
+	tu_check(!swait_active(&head));
+	tu_check(swait_head_destroy(&head) == 0);
 	pthread_barrier_destroy(&po.barrier);
 }
 
 static void test_cancel_passes_wake_on(void **state)
 {
-	struct uu_child res;
+	struct tu_child res;
 	bool cancel = true;
 
 	(void)state;
-	assert_int_equal(uu_run_child(pass_on, &cancel, CHILD_SECONDS, &res),
+	assert_int_equal(tu_run_child(pass_on, &cancel, CHILD_SECONDS, &res),
 			 0);
-	assert_true(uu_child_ok(&res, "cancel pass-on"));
+	assert_true(tu_child_ok(&res, "cancel pass-on"));
 }
 
 static void test_finish_passes_wake_on(void **state)
 {
-	struct uu_child res;
+	struct tu_child res;
 	bool cancel = false;
 
 	(void)state;
-	assert_int_equal(uu_run_child(pass_on, &cancel, CHILD_SECONDS, &res),
+	assert_int_equal(tu_run_child(pass_on, &cancel, CHILD_SECONDS, &res),
 			 0);
-	assert_true(uu_child_ok(&res, "finish pass-on"));
+	assert_true(tu_child_ok(&res, "finish pass-on"));
 }
 
 int main(void)

@@ -8,7 +8,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "unitutil.h"
+#include "tu_unit.h"
 
 static const struct timespec past = { 0, 0 };
 
@@ -37,7 +37,7 @@ static void test_n_completes_n_waits(void **state)
 	int i;
 
 	(void)state;
-	uu_watchdog("N completes, N waits");
+	tu_watchdog("N completes, N waits");
 	for (i = 0; i < NEVENTS; i++)
 		swait_complete(&c);
 	/* Each wait consumes one event without blocking. */
@@ -63,7 +63,7 @@ static void test_n_completes_n_waits(void **state)
 	for (i = 0; i < NEVENTS; i++)
 		assert_true(swait_completion_try_wait(&c));
 	assert_false(swait_completion_try_wait(&c));
-	uu_watchdog_done();
+	tu_watchdog_done();
 	assert_int_equal(swait_head_destroy(&c.wait), 0);
 }
 
@@ -73,11 +73,11 @@ static void test_wait_timeout(void **state)
 	struct timespec dl, bad = { 0, 1000000000L }, neg = { -1, 0 };
 
 	(void)state;
-	uu_watchdog("completion wait timeout");
-	dl = uu_deadline(CLOCK_MONOTONIC, 20 * 1000000LL);
+	tu_watchdog("completion wait timeout");
+	dl = tu_deadline(CLOCK_MONOTONIC, 20 * 1000000LL);
 	assert_int_equal(swait_completion_wait_timeout(&c, CLOCK_MONOTONIC,
 						       &dl), ETIMEDOUT);
-	assert_true(uu_reached(CLOCK_MONOTONIC, &dl));
+	assert_true(tu_reached(CLOCK_MONOTONIC, &dl));
 	assert_int_equal(swait_completion_wait_timeout(&c, CLOCK_MONOTONIC,
 						       &neg), ETIMEDOUT);
 	assert_int_equal(swait_head_destroy(&c.wait), 0);
@@ -96,7 +96,7 @@ static void test_wait_timeout(void **state)
 	assert_int_equal(swait_completion_wait_timeout(&c, CLOCK_MONOTONIC,
 						       &neg), 0);
 	assert_false(swait_completion_done(&c));
-	uu_watchdog_done();
+	tu_watchdog_done();
 	assert_int_equal(swait_head_destroy(&c.wait), 0);
 }
 
@@ -111,9 +111,9 @@ static void *comp_waiter_main(void *arg)
 {
 	struct comp_waiter *w = arg;
 
-	uu_store(&w->tid, (int)uu_gettid());
+	TU_STORE(&w->tid, (int)tu_gettid());
 	swait_completion_wait(w->c);
-	uu_store(&w->done, 1);
+	TU_STORE(&w->done, 1);
 	return NULL;
 }
 
@@ -127,8 +127,8 @@ static void start_comp_waiters(struct comp_waiter *w, int n,
 		w[i].c = c;
 		assert_int_equal(pthread_create(&w[i].thread, NULL,
 						comp_waiter_main, &w[i]), 0);
-		assert_true(uu_poll(uu_load(&w[i].tid) != 0));
-		assert_true(uu_wait_asleep((pid_t)uu_load(&w[i].tid),
+		assert_true(tu_poll(TU_LOAD(&w[i].tid) != 0));
+		assert_true(tu_wait_asleep((pid_t)TU_LOAD(&w[i].tid),
 					   &c->wait));
 	}
 }
@@ -140,17 +140,17 @@ static void test_complete_wakes_one(void **state)
 	struct comp_waiter w[2];
 
 	(void)state;
-	uu_watchdog("complete wakes one");
+	tu_watchdog("complete wakes one");
 	start_comp_waiters(w, 2, &c);
 	swait_complete(&c);
 	assert_int_equal(pthread_join(w[0].thread, NULL), 0);
-	assert_true(uu_wait_asleep((pid_t)uu_load(&w[1].tid), &c.wait));
-	assert_false(uu_load(&w[1].done));
+	assert_true(tu_wait_asleep((pid_t)TU_LOAD(&w[1].tid), &c.wait));
+	assert_false(TU_LOAD(&w[1].done));
 	assert_false(swait_completion_done(&c));	/* w[0] took it */
 	swait_complete(&c);
 	assert_int_equal(pthread_join(w[1].thread, NULL), 0);
 	assert_false(swait_completion_try_wait(&c));
-	uu_watchdog_done();
+	tu_watchdog_done();
 	assert_int_equal(swait_head_destroy(&c.wait), 0);
 }
 
@@ -161,7 +161,7 @@ static void test_complete_all(void **state)
 	int i;
 
 	(void)state;
-	uu_watchdog("complete_all");
+	tu_watchdog("complete_all");
 	start_comp_waiters(w, 3, &c);
 	swait_complete_all(&c);
 	for (i = 0; i < 3; i++)
@@ -192,7 +192,7 @@ static void test_complete_all(void **state)
 	swait_complete(&c);
 	assert_true(swait_completion_try_wait(&c));
 	assert_false(swait_completion_try_wait(&c));
-	uu_watchdog_done();
+	tu_watchdog_done();
 	assert_int_equal(swait_head_destroy(&c.wait), 0);
 }
 
@@ -252,7 +252,7 @@ static void test_on_stack_handshake(void **state)
 	pthread_t child, prev;
 
 	(void)state;
-	uu_watchdog("on-stack completion handshake");
+	tu_watchdog("on-stack completion handshake");
 	assert_int_equal(handshake_once(&prev, 1, &seen), 0);
 	assert_int_equal(seen, 1);
 	for (i = 2; i <= n; i++) {
@@ -265,7 +265,7 @@ static void test_on_stack_handshake(void **state)
 		prev = child;
 	}
 	assert_int_equal(pthread_join(prev, NULL), 0);
-	uu_watchdog_done();
+	tu_watchdog_done();
 }
 
 int main(void)

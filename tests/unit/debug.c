@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "unitutil.h"
+#include "tu_unit.h"
 
 #ifndef SWAIT_TEST_DEBUG_CHECKS
 #define SWAIT_TEST_DEBUG_CHECKS 0
@@ -24,7 +24,7 @@
  * Whether the child died of SIGABRT with one of the words (NULL-ended) in
  * its stderr.  Prints what it got otherwise.
  */
-static bool aborted_with(const struct uu_child *res, const char *const *words)
+static bool aborted_with(const struct tu_child *res, const char *const *words)
 {
 	unsigned i;
 
@@ -48,11 +48,11 @@ static bool aborted_with(const struct uu_child *res, const char *const *words)
 static void expect_death(void (*fn)(void *), void *arg,
 			 const char *const *words)
 {
-	struct uu_child res;
+	struct tu_child res;
 
 	if (!SWAIT_TEST_DEBUG_CHECKS)
 		skip();
-	assert_int_equal(uu_run_child(fn, arg, CHILD_SECONDS, &res), 0);
+	assert_int_equal(tu_run_child(fn, arg, CHILD_SECONDS, &res), 0);
 	assert_true(aborted_with(&res, words));
 }
 
@@ -69,22 +69,22 @@ static void correct_use(void *arg)
 	swait_finish(&h1, &w);
 	swait_prepare(&h2, &w);
 	swait_wake_one(&h2);
-	uu_check(swait_sleep(&h2, &w, 0, CLOCK_MONOTONIC, &past) == 0);
+	tu_check(swait_sleep(&h2, &w, 0, CLOCK_MONOTONIC, &past) == 0);
 	swait_finish(&h2, &w);
-	uu_check(swait_head_destroy(&h1) == 0);
-	uu_check(swait_head_destroy(&h2) == 0);
+	tu_check(swait_head_destroy(&h1) == 0);
+	tu_check(swait_head_destroy(&h2) == 0);
 }
 
 static void test_correct_use_survives(void **state)
 {
-	struct uu_child res;
+	struct tu_child res;
 
 	(void)state;
 	if (!SWAIT_TEST_DEBUG_CHECKS)
 		skip();
-	assert_int_equal(uu_run_child(correct_use, NULL, CHILD_SECONDS, &res),
+	assert_int_equal(tu_run_child(correct_use, NULL, CHILD_SECONDS, &res),
 			 0);
-	assert_true(uu_child_ok(&res, "correct use"));
+	assert_true(tu_child_ok(&res, "correct use"));
 }
 
 static void prepare_on_two_heads(void *arg)

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "unitutil.h"
+#include "tu_unit.h"
 
 static const struct timespec past = { 0, 0 };
 

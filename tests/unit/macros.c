@@ -13,7 +13,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "unitutil.h"
+#include "tu_unit.h"
 
 static const struct timespec past = { 0, 0 };
 
@@ -57,12 +57,12 @@ static const char *const kind_name[EV_NKINDS] = {
 			mr_ = swait_event_interruptible(h, cond);	\
 			break;						\
 		case EV_TIMEOUT:					\
-			mdl_ = uu_deadline(CLOCK_MONOTONIC, far_ns);	\
+			mdl_ = tu_deadline(CLOCK_MONOTONIC, far_ns);	\
 			mr_ = swait_event_timeout(h, cond,		\
 					CLOCK_MONOTONIC, &mdl_);	\
 			break;						\
 		case EV_INTERRUPTIBLE_TIMEOUT:				\
-			mdl_ = uu_deadline(CLOCK_MONOTONIC, far_ns);	\
+			mdl_ = tu_deadline(CLOCK_MONOTONIC, far_ns);	\
 			mr_ = swait_event_interruptible_timeout(h, cond, \
 					CLOCK_MONOTONIC, &mdl_);	\
 			break;						\
@@ -70,7 +70,7 @@ static const char *const kind_name[EV_NKINDS] = {
 			mr_ = swait_event_timeout_ns(h, cond, far_ns);	\
 			break;						\
 		default:						\
-			mdl_ = uu_deadline(CLOCK_REALTIME, far_ns);	\
+			mdl_ = tu_deadline(CLOCK_REALTIME, far_ns);	\
 			mr_ = swait_event_generic(h, cond, 0,		\
 					CLOCK_REALTIME, &mdl_);		\
 			break;						\
@@ -86,9 +86,9 @@ static void test_true_cond_returns_at_once(void **state)
 	int kind, evals, r;
 
 	(void)state;
-	uu_watchdog("true condition");
+	tu_watchdog("true condition");
 	for (kind = 0; kind < EV_NKINDS; kind++) {
-		uu_phase(kind_name[kind]);
+		tu_test_phase(kind_name[kind]);
 		evals = 0;
 		r = wait_kind(kind, &h, true_from(&evals, 1), FAR_NS);
 		assert_int_equal(r, 0);
@@ -105,7 +105,7 @@ static void test_true_cond_returns_at_once(void **state)
 	assert_int_equal(swait_event_timeout_ns(&h, true_from(&evals, 1), 0),
 			 0);
 	assert_int_equal(evals, 1);
-	uu_watchdog_done();
+	tu_watchdog_done();
 	assert_int_equal(swait_head_destroy(&h), 0);
 }
 
@@ -116,16 +116,16 @@ static void test_true_after_prepare(void **state)
 	int kind, evals, r;
 
 	(void)state;
-	uu_watchdog("condition true after prepare");
+	tu_watchdog("condition true after prepare");
 	for (kind = 0; kind < EV_NKINDS; kind++) {
-		uu_phase(kind_name[kind]);
+		tu_test_phase(kind_name[kind]);
 		evals = 0;
 		r = wait_kind(kind, &h, true_from(&evals, 2), FAR_NS);
 		assert_int_equal(r, 0);
 		assert_int_equal(evals, 2);
 		assert_false(swait_active(&h));
 	}
-	uu_watchdog_done();
+	tu_watchdog_done();
 	assert_int_equal(swait_head_destroy(&h), 0);
 }
 
@@ -145,11 +145,11 @@ static void *macro_thread_main(void *arg)
 	struct macro_thread *m = arg;
 	int r;
 
-	uu_store(&m->tid, (int)uu_gettid());
+	TU_STORE(&m->tid, (int)tu_gettid());
 	r = wait_kind(m->kind, m->head,
-		      (uu_inc(&m->evals), uu_load(&m->flag)), FAR_NS);
+		      (TU_ADD(&m->evals, 1), TU_LOAD(&m->flag)), FAR_NS);
 	m->result = r;
-	uu_store(&m->done, 1);
+	TU_STORE(&m->done, 1);
 	return NULL;
 }
 
@@ -161,8 +161,8 @@ static void start_macro_thread(struct macro_thread *m, struct swait_head *h,
 	m->kind = kind;
 	assert_int_equal(pthread_create(&m->thread, NULL, macro_thread_main,
 					m), 0);
-	assert_true(uu_poll(uu_load(&m->tid) != 0));
-	assert_true(uu_wait_asleep((pid_t)uu_load(&m->tid), h));
+	assert_true(tu_poll(TU_LOAD(&m->tid) != 0));
+	assert_true(tu_wait_asleep((pid_t)TU_LOAD(&m->tid), h));
 }
 
 static void test_cond_set_by_other_thread(void **state)
@@ -172,18 +172,18 @@ static void test_cond_set_by_other_thread(void **state)
 	int kind;
 
 	(void)state;
-	uu_watchdog("condition set by another thread");
+	tu_watchdog("condition set by another thread");
 	for (kind = 0; kind < EV_NKINDS; kind++) {
-		uu_phase(kind_name[kind]);
+		tu_test_phase(kind_name[kind]);
 		start_macro_thread(&m, &h, kind);
-		assert_false(uu_load(&m.done));
-		uu_store(&m.flag, 1);
+		assert_false(TU_LOAD(&m.done));
+		TU_STORE(&m.flag, 1);
 		swait_wake_one(&h);
 		assert_int_equal(pthread_join(m.thread, NULL), 0);
 		assert_int_equal(m.result, 0);
 		assert_false(swait_active(&h));
 	}
-	uu_watchdog_done();
+	tu_watchdog_done();
 	assert_int_equal(swait_head_destroy(&h), 0);
 }
 
@@ -198,9 +198,9 @@ static void test_wake_without_cond_keeps_waiting(void **state)
 	int kind, i;
 
 	(void)state;
-	uu_watchdog("wake without condition");
+	tu_watchdog("wake without condition");
 	for (kind = 0; kind < EV_NKINDS; kind++) {
-		uu_phase(kind_name[kind]);
+		tu_test_phase(kind_name[kind]);
 		start_macro_thread(&m, &h, kind);
 		for (i = 0; i < 3; i++) {
 			if (i & 1)
@@ -208,19 +208,19 @@ static void test_wake_without_cond_keeps_waiting(void **state)
 			else
 				swait_wake_one(&h);
 			/* The wake dequeued it: asleep again means requeued. */
-			assert_true(uu_wait_asleep((pid_t)uu_load(&m.tid),
+			assert_true(tu_wait_asleep((pid_t)TU_LOAD(&m.tid),
 						   &h));
-			assert_false(uu_load(&m.done));
+			assert_false(TU_LOAD(&m.done));
 		}
 		/* Initial check, then one per prepare: 1 + 4 at least. */
-		assert_true(uu_load(&m.evals) >= 5);
-		uu_store(&m.flag, 1);
+		assert_true(TU_LOAD(&m.evals) >= 5);
+		TU_STORE(&m.flag, 1);
 		swait_wake_one(&h);
 		assert_int_equal(pthread_join(m.thread, NULL), 0);
 		assert_int_equal(m.result, 0);
 		assert_false(swait_active(&h));
 	}
-	uu_watchdog_done();
+	tu_watchdog_done();
 	assert_int_equal(swait_head_destroy(&h), 0);
 }
 
@@ -232,50 +232,50 @@ static void test_timeouts(void **state)
 	int flag = 0;
 
 	(void)state;
-	uu_watchdog("macro timeouts");
-	uu_phase("swait_event_timeout");
-	dl = uu_deadline(CLOCK_MONOTONIC, 20 * 1000000LL);
-	assert_int_equal(swait_event_timeout(&h, uu_load(&flag),
+	tu_watchdog("macro timeouts");
+	tu_test_phase("swait_event_timeout");
+	dl = tu_deadline(CLOCK_MONOTONIC, 20 * 1000000LL);
+	assert_int_equal(swait_event_timeout(&h, TU_LOAD(&flag),
 					     CLOCK_MONOTONIC, &dl), ETIMEDOUT);
-	assert_true(uu_reached(CLOCK_MONOTONIC, &dl));
+	assert_true(tu_reached(CLOCK_MONOTONIC, &dl));
 	assert_false(swait_active(&h));
 
-	uu_phase("swait_event_timeout realtime");
-	dl = uu_deadline(CLOCK_REALTIME, 20 * 1000000LL);
-	assert_int_equal(swait_event_timeout(&h, uu_load(&flag),
+	tu_test_phase("swait_event_timeout realtime");
+	dl = tu_deadline(CLOCK_REALTIME, 20 * 1000000LL);
+	assert_int_equal(swait_event_timeout(&h, TU_LOAD(&flag),
 					     CLOCK_REALTIME, &dl), ETIMEDOUT);
-	assert_true(uu_reached(CLOCK_REALTIME, &dl));
+	assert_true(tu_reached(CLOCK_REALTIME, &dl));
 	assert_false(swait_active(&h));
 
-	uu_phase("swait_event_interruptible_timeout");
-	dl = uu_deadline(CLOCK_MONOTONIC, 20 * 1000000LL);
+	tu_test_phase("swait_event_interruptible_timeout");
+	dl = tu_deadline(CLOCK_MONOTONIC, 20 * 1000000LL);
 	assert_int_equal(swait_event_interruptible_timeout(&h,
-				uu_load(&flag), CLOCK_MONOTONIC, &dl),
+				TU_LOAD(&flag), CLOCK_MONOTONIC, &dl),
 			 ETIMEDOUT);
-	assert_true(uu_reached(CLOCK_MONOTONIC, &dl));
+	assert_true(tu_reached(CLOCK_MONOTONIC, &dl));
 	assert_false(swait_active(&h));
 
-	uu_phase("swait_event_timeout_ns");
+	tu_test_phase("swait_event_timeout_ns");
 	t0 = tu_now_ns();
-	assert_int_equal(swait_event_timeout_ns(&h, uu_load(&flag),
+	assert_int_equal(swait_event_timeout_ns(&h, TU_LOAD(&flag),
 						20 * 1000000LL), ETIMEDOUT);
 	assert_true(tu_now_ns() - t0 >= 20 * 1000000LL);
 	assert_false(swait_active(&h));
 
-	uu_phase("past and negative deadlines");
-	assert_int_equal(swait_event_timeout(&h, uu_load(&flag),
+	tu_test_phase("past and negative deadlines");
+	assert_int_equal(swait_event_timeout(&h, TU_LOAD(&flag),
 					     CLOCK_MONOTONIC, &past),
 			 ETIMEDOUT);
 	dl.tv_sec = -5;
 	dl.tv_nsec = 0;
-	assert_int_equal(swait_event_timeout(&h, uu_load(&flag),
+	assert_int_equal(swait_event_timeout(&h, TU_LOAD(&flag),
 					     CLOCK_MONOTONIC, &dl), ETIMEDOUT);
 	assert_int_equal(swait_event_interruptible_timeout(&h,
-				uu_load(&flag), CLOCK_REALTIME, &dl),
+				TU_LOAD(&flag), CLOCK_REALTIME, &dl),
 			 ETIMEDOUT);
-	assert_int_equal(swait_event_timeout_ns(&h, uu_load(&flag), 0),
+	assert_int_equal(swait_event_timeout_ns(&h, TU_LOAD(&flag), 0),
 			 ETIMEDOUT);
-	uu_watchdog_done();
+	tu_watchdog_done();
 	assert_int_equal(swait_head_destroy(&h), 0);
 }
 
@@ -323,11 +323,11 @@ static void test_generic_bad_flags(void **state)
 	int evals = 0;
 
 	(void)state;
-	uu_watchdog("generic with bad flags");
+	tu_watchdog("generic with bad flags");
 	assert_int_equal(swait_event_generic(&h, true_from(&evals, 0), 0x80u,
 					     CLOCK_MONOTONIC, NULL), EINVAL);
 	assert_false(swait_active(&h));
-	uu_watchdog_done();
+	tu_watchdog_done();
 	assert_int_equal(swait_head_destroy(&h), 0);
 }
 
@@ -344,7 +344,7 @@ static void test_final_recheck(void **state)
 	int evals;
 
 	(void)state;
-	uu_watchdog("final re-check");
+	tu_watchdog("final re-check");
 
 	evals = 0;
 	assert_int_equal(swait_event_timeout(&h, true_from(&evals, 3),
@@ -381,7 +381,7 @@ static void test_final_recheck(void **state)
 			 ETIMEDOUT);
 	assert_int_equal(evals, 3);
 	assert_false(swait_active(&h));
-	uu_watchdog_done();
+	tu_watchdog_done();
 	assert_int_equal(swait_head_destroy(&h), 0);
 }
 
@@ -409,15 +409,15 @@ static void test_final_recheck_real_timeout(void **state)
 	struct timespec dl;
 
 	(void)state;
-	uu_watchdog("final re-check, real timeout");
-	dl = uu_deadline(CLOCK_MONOTONIC, 20 * 1000000LL);
+	tu_watchdog("final re-check, real timeout");
+	dl = tu_deadline(CLOCK_MONOTONIC, 20 * 1000000LL);
 	a.deadline_ns = (long long)dl.tv_sec * 1000000000LL + dl.tv_nsec;
 	assert_int_equal(swait_event_timeout(&h, deadline_passed(&a),
 					     CLOCK_MONOTONIC, &dl), 0);
 	assert_int_equal(a.true_evals, 1);
 	assert_true(a.evals >= 2);
 	assert_false(swait_active(&h));
-	uu_watchdog_done();
+	tu_watchdog_done();
 	assert_int_equal(swait_head_destroy(&h), 0);
 }
 

@@ -13,7 +13,7 @@
 #include <signal.h>
 #include <string.h>
 
-#include "unitutil.h"
+#include "tu_unit.h"
 
 static int sig_count;
 
@@ -25,14 +25,9 @@ static void on_signal(int sig)
 
 static int setup(void **state)
 {
-	struct sigaction sa;
-
 	(void)state;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = 0;	/* no SA_RESTART: waits must see EINTR */
-	return sigaction(SIGUSR1, &sa, NULL);
+	/* No SA_RESTART: waits must see EINTR. */
+	return tu_signal_handler(SIGUSR1, on_signal, 0, NULL);
 }
 
 enum wait_kind {
@@ -79,15 +74,15 @@ static void *waiter_main(void *arg)
 	struct timespec dl;
 	int r = -1;
 
-	uu_store(&t->tid, (int)uu_gettid());
+	TU_STORE(&t->tid, (int)tu_gettid());
 	switch (t->kind) {
 	case K_EVENT_INTR:
-		r = swait_event_interruptible(&t->head, uu_load(&t->flag));
+		r = swait_event_interruptible(&t->head, TU_LOAD(&t->flag));
 		break;
 	case K_EVENT_INTR_TIMEOUT:
-		dl = uu_deadline(CLOCK_MONOTONIC, FAR_NS);
+		dl = tu_deadline(CLOCK_MONOTONIC, FAR_NS);
 		r = swait_event_interruptible_timeout(&t->head,
-				uu_load(&t->flag), CLOCK_MONOTONIC, &dl);
+				TU_LOAD(&t->flag), CLOCK_MONOTONIC, &dl);
 		break;
 	case K_COMPLETION_INTR:
 		r = swait_completion_wait_interruptible(&t->comp);
@@ -95,7 +90,7 @@ static void *waiter_main(void *arg)
 	case K_SLEEP_INTR:
 	case K_SLEEP_INTR_DEADLINE:
 	case K_SLEEP:
-		dl = uu_deadline(CLOCK_REALTIME, FAR_NS);
+		dl = tu_deadline(CLOCK_REALTIME, FAR_NS);
 		swait_prepare(&t->head, &w);
 		r = swait_sleep(&t->head, &w,
 				t->kind == K_SLEEP ? 0 : SWAIT_INTERRUPTIBLE,
@@ -105,12 +100,12 @@ static void *waiter_main(void *arg)
 		swait_finish(&t->head, &w);
 		break;
 	case K_EVENT:
-		swait_event(&t->head, uu_load(&t->flag));
+		swait_event(&t->head, TU_LOAD(&t->flag));
 		r = 0;
 		break;
 	case K_EVENT_TIMEOUT:
-		dl = uu_deadline(CLOCK_MONOTONIC, FAR_NS);
-		r = swait_event_timeout(&t->head, uu_load(&t->flag),
+		dl = tu_deadline(CLOCK_MONOTONIC, FAR_NS);
+		r = swait_event_timeout(&t->head, TU_LOAD(&t->flag),
 					CLOCK_MONOTONIC, &dl);
 		break;
 	case K_COMPLETION:
@@ -118,13 +113,13 @@ static void *waiter_main(void *arg)
 		r = 0;
 		break;
 	case K_COMPLETION_TIMEOUT:
-		dl = uu_deadline(CLOCK_REALTIME, FAR_NS);
+		dl = tu_deadline(CLOCK_REALTIME, FAR_NS);
 		r = swait_completion_wait_timeout(&t->comp, CLOCK_REALTIME,
 						  &dl);
 		break;
 	}
 	t->result = r;
-	uu_store(&t->done, 1);
+	TU_STORE(&t->done, 1);
 	return NULL;
 }
 
@@ -139,8 +134,8 @@ static void start_waiter(struct waiter *t, int kind)
 	memset(t, 0, sizeof(*t));
 	t->kind = kind;
 	assert_int_equal(pthread_create(&t->thread, NULL, waiter_main, t), 0);
-	assert_true(uu_poll(uu_load(&t->tid) != 0));
-	assert_true(uu_wait_asleep((pid_t)uu_load(&t->tid), head_of(t)));
+	assert_true(tu_poll(TU_LOAD(&t->tid) != 0));
+	assert_true(tu_wait_asleep((pid_t)TU_LOAD(&t->tid), head_of(t)));
 }
 
 /* Signal t until it returns; a signal only counts if it hits the sleep. */
@@ -148,9 +143,9 @@ static void signal_until_done(struct waiter *t)
 {
 	int i;
 
-	for (i = 0; i < 1000 && !uu_load(&t->done); i++) {
+	for (i = 0; i < 1000 && !TU_LOAD(&t->done); i++) {
 		assert_int_equal(pthread_kill(t->thread, SIGUSR1), 0);
-		(void)uu_poll_ns(uu_load(&t->done), 20 * 1000000LL);
+		(void)tu_poll_ns(TU_LOAD(&t->done), 20 * 1000000LL);
 	}
 }
 
@@ -160,9 +155,9 @@ static void test_interruptible_eintr(void **state)
 	int kind;
 
 	(void)state;
-	uu_watchdog("interruptible waits end with EINTR");
+	tu_watchdog("interruptible waits end with EINTR");
 	for (kind = K_EVENT_INTR; kind <= K_SLEEP_INTR_DEADLINE; kind++) {
-		uu_phase(kind_name[kind]);
+		tu_test_phase(kind_name[kind]);
 		start_waiter(&t, kind);
 		signal_until_done(&t);
 		assert_int_equal(pthread_join(t.thread, NULL), 0);
@@ -177,7 +172,7 @@ static void test_interruptible_eintr(void **state)
 			assert_true(swait_completion_try_wait(&t.comp));
 		}
 	}
-	uu_watchdog_done();
+	tu_watchdog_done();
 }
 
 /*
@@ -191,24 +186,24 @@ static void test_uninterruptible_ignores_signals(void **state)
 	int kind, i, base;
 
 	(void)state;
-	uu_watchdog("uninterruptible waits ignore signals");
+	tu_watchdog("uninterruptible waits ignore signals");
 	for (kind = K_EVENT; kind < K_NKINDS; kind++) {
-		uu_phase(kind_name[kind]);
+		tu_test_phase(kind_name[kind]);
 		start_waiter(&t, kind);
 		for (i = 0; i < 3; i++) {
 			base = __atomic_load_n(&sig_count, __ATOMIC_RELAXED);
 			assert_int_equal(pthread_kill(t.thread, SIGUSR1), 0);
-			assert_true(uu_poll(__atomic_load_n(&sig_count,
+			assert_true(tu_poll(__atomic_load_n(&sig_count,
 					__ATOMIC_RELAXED) != base));
-			assert_true(uu_wait_asleep((pid_t)uu_load(&t.tid),
+			assert_true(tu_wait_asleep((pid_t)TU_LOAD(&t.tid),
 						   head_of(&t)));
-			assert_false(uu_load(&t.done));
+			assert_false(TU_LOAD(&t.done));
 		}
-		uu_phase("releasing");
+		tu_test_phase("releasing");
 		if (kind == K_COMPLETION || kind == K_COMPLETION_TIMEOUT) {
 			swait_complete(&t.comp);
 		} else {
-			uu_store(&t.flag, 1);
+			TU_STORE(&t.flag, 1);
 			swait_wake_one(&t.head);
 		}
 		assert_int_equal(pthread_join(t.thread, NULL), 0);
@@ -217,7 +212,7 @@ static void test_uninterruptible_ignores_signals(void **state)
 		if (kind == K_COMPLETION || kind == K_COMPLETION_TIMEOUT)
 			assert_false(swait_completion_try_wait(&t.comp));
 	}
-	uu_watchdog_done();
+	tu_watchdog_done();
 }
 
 struct sig_cond {
@@ -233,11 +228,11 @@ static void *sig_cond_main(void *arg)
 {
 	struct sig_cond *s = arg;
 
-	uu_store(&s->tid, (int)uu_gettid());
+	TU_STORE(&s->tid, (int)tu_gettid());
 	s->result = swait_event_interruptible(&s->head,
 			__atomic_load_n(&sig_count, __ATOMIC_RELAXED) !=
 			s->base);
-	uu_store(&s->done, 1);
+	TU_STORE(&s->done, 1);
 	return NULL;
 }
 
@@ -250,18 +245,18 @@ static void test_eintr_final_recheck(void **state)
 	struct sig_cond s;
 
 	(void)state;
-	uu_watchdog("final re-check after EINTR");
+	tu_watchdog("final re-check after EINTR");
 	memset(&s, 0, sizeof(s));
 	s.base = __atomic_load_n(&sig_count, __ATOMIC_RELAXED);
 	assert_int_equal(pthread_create(&s.thread, NULL, sig_cond_main, &s),
 			 0);
-	assert_true(uu_poll(uu_load(&s.tid) != 0));
-	assert_true(uu_wait_asleep((pid_t)uu_load(&s.tid), &s.head));
+	assert_true(tu_poll(TU_LOAD(&s.tid) != 0));
+	assert_true(tu_wait_asleep((pid_t)TU_LOAD(&s.tid), &s.head));
 	assert_int_equal(pthread_kill(s.thread, SIGUSR1), 0);
 	assert_int_equal(pthread_join(s.thread, NULL), 0);
 	assert_int_equal(s.result, 0);
 	assert_int_equal(swait_head_destroy(&s.head), 0);
-	uu_watchdog_done();
+	tu_watchdog_done();
 }
 
 int main(void)

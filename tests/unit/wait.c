@@ -11,22 +11,43 @@
 #include <limits.h>
 #include <string.h>
 
-#include "unitutil.h"
+#include "tu_unit.h"
 
 static const struct timespec past = { 0, 0 };
 
-static int poll_sleep(struct swait_head *h, struct swait_waiter *w)
+/*
+ * The fixture of every test but the last: a head h and waiters w1, w2, w3,
+ * fresh for each test.  At file scope, so that a test that fails half way
+ * leaves nothing on the head that points into a dead frame; teardown checks
+ * that the test left the head empty.
+ */
+static struct swait_head h;
+static struct swait_waiter w1, w2, w3;
+
+static int setup(void **state)
 {
-	return swait_sleep(h, w, 0, CLOCK_MONOTONIC, &past);
+	(void)state;
+	swait_head_init(&h);
+	swait_waiter_init(&w1);
+	swait_waiter_init(&w2);
+	swait_waiter_init(&w3);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	return swait_head_destroy(&h) == 0 ? 0 : -1;
+}
+
+/* A sleep on h with a past deadline: 0 iff w had been woken. */
+static int poll_sleep(struct swait_waiter *w)
+{
+	return swait_sleep(&h, w, 0, CLOCK_MONOTONIC, &past);
 }
 
 static void test_prepare_twice_keeps_place(void **state)
 {
-	struct swait_head h = SWAIT_HEAD_INITIALIZER;
-	struct swait_waiter w1 = SWAIT_WAITER_INITIALIZER;
-	struct swait_waiter w2 = SWAIT_WAITER_INITIALIZER;
-	struct swait_waiter w3 = SWAIT_WAITER_INITIALIZER;
-
 	(void)state;
 	swait_prepare(&h, &w1);
 	swait_prepare(&h, &w2);
@@ -35,41 +56,37 @@ static void test_prepare_twice_keeps_place(void **state)
 	swait_prepare(&h, &w2);
 
 	swait_wake_one(&h);
-	assert_int_equal(poll_sleep(&h, &w1), 0);
-	assert_int_equal(poll_sleep(&h, &w2), ETIMEDOUT);
-	assert_int_equal(poll_sleep(&h, &w3), ETIMEDOUT);
+	assert_int_equal(poll_sleep(&w1), 0);
+	assert_int_equal(poll_sleep(&w2), ETIMEDOUT);
+	assert_int_equal(poll_sleep(&w3), ETIMEDOUT);
 	swait_finish(&h, &w1);
 
 	swait_wake_one(&h);
-	assert_int_equal(poll_sleep(&h, &w2), 0);
-	assert_int_equal(poll_sleep(&h, &w3), ETIMEDOUT);
+	assert_int_equal(poll_sleep(&w2), 0);
+	assert_int_equal(poll_sleep(&w3), ETIMEDOUT);
 	swait_finish(&h, &w2);
 
 	/* Not linked twice: one wake empties the queue, destroy agrees. */
 	swait_wake_one(&h);
 	assert_false(swait_active(&h));
-	assert_int_equal(poll_sleep(&h, &w3), 0);
+	assert_int_equal(poll_sleep(&w3), 0);
 	swait_finish(&h, &w3);
 	assert_int_equal(swait_head_destroy(&h), 0);
 }
 
 static void test_prepare_after_timeout_keeps_place(void **state)
 {
-	struct swait_head h = SWAIT_HEAD_INITIALIZER;
-	struct swait_waiter w1 = SWAIT_WAITER_INITIALIZER;
-	struct swait_waiter w2 = SWAIT_WAITER_INITIALIZER;
-
 	(void)state;
 	swait_prepare(&h, &w1);
 	swait_prepare(&h, &w2);
 	/* A timed-out sleep leaves w1 queued; the usual loop prepares again. */
-	assert_int_equal(poll_sleep(&h, &w1), ETIMEDOUT);
+	assert_int_equal(poll_sleep(&w1), ETIMEDOUT);
 	assert_true(swait_active(&h));
 	swait_prepare(&h, &w1);
 
 	swait_wake_one(&h);
-	assert_int_equal(poll_sleep(&h, &w2), ETIMEDOUT);
-	assert_int_equal(poll_sleep(&h, &w1), 0);
+	assert_int_equal(poll_sleep(&w2), ETIMEDOUT);
+	assert_int_equal(poll_sleep(&w1), 0);
 	swait_finish(&h, &w1);
 	swait_finish(&h, &w2);
 	assert_int_equal(swait_head_destroy(&h), 0);
@@ -81,20 +98,16 @@ static void test_prepare_after_timeout_keeps_place(void **state)
  */
 static void test_prepare_after_wake_requeues(void **state)
 {
-	struct swait_head h = SWAIT_HEAD_INITIALIZER;
-	struct swait_waiter w1 = SWAIT_WAITER_INITIALIZER;
-	struct swait_waiter w2 = SWAIT_WAITER_INITIALIZER;
-
 	(void)state;
 	swait_prepare(&h, &w1);
 	swait_prepare(&h, &w2);
 	swait_wake_one(&h);		/* selects w1 */
 	swait_prepare(&h, &w1);		/* consumes it; now w2, w1 */
-	assert_int_equal(poll_sleep(&h, &w1), ETIMEDOUT);
+	assert_int_equal(poll_sleep(&w1), ETIMEDOUT);
 
 	swait_wake_one(&h);
-	assert_int_equal(poll_sleep(&h, &w1), ETIMEDOUT);
-	assert_int_equal(poll_sleep(&h, &w2), 0);
+	assert_int_equal(poll_sleep(&w1), ETIMEDOUT);
+	assert_int_equal(poll_sleep(&w2), 0);
 	swait_finish(&h, &w2);
 	swait_finish(&h, &w1);
 	assert_int_equal(swait_head_destroy(&h), 0);
@@ -102,10 +115,6 @@ static void test_prepare_after_wake_requeues(void **state)
 
 static void test_active_and_has_sleeper(void **state)
 {
-	struct swait_head h = SWAIT_HEAD_INITIALIZER;
-	struct swait_waiter w1 = SWAIT_WAITER_INITIALIZER;
-	struct swait_waiter w2 = SWAIT_WAITER_INITIALIZER;
-
 	(void)state;
 	assert_false(swait_active(&h));
 	assert_false(swait_has_sleeper(&h));
@@ -131,9 +140,8 @@ static void test_active_and_has_sleeper(void **state)
 
 static void test_finish_idle_is_noop(void **state)
 {
-	struct swait_head h = SWAIT_HEAD_INITIALIZER;
 	struct swait_waiter idle = SWAIT_WAITER_INITIALIZER;
-	struct swait_waiter other = SWAIT_WAITER_INITIALIZER;
+	struct swait_waiter *other = &w1;
 	struct swait_waiter before;
 
 	(void)state;
@@ -142,34 +150,30 @@ static void test_finish_idle_is_noop(void **state)
 	assert_int_equal(swait_head_destroy(&h), 0);
 
 	/* With another waiter queued: not dequeued, not woken. */
-	swait_prepare(&h, &other);
+	swait_prepare(&h, other);
 	memcpy(&before, &idle, sizeof(idle));
 	swait_finish(&h, &idle);
 	swait_finish(&h, &idle);
 	assert_memory_equal(&before, &idle, sizeof(idle));
 	assert_true(swait_active(&h));
-	assert_int_equal(poll_sleep(&h, &other), ETIMEDOUT);
+	assert_int_equal(poll_sleep(other), ETIMEDOUT);
 
 	/* Finish twice: the second is on an idle waiter. */
-	swait_finish(&h, &other);
-	swait_finish(&h, &other);
+	swait_finish(&h, other);
+	swait_finish(&h, other);
 	assert_int_equal(swait_head_destroy(&h), 0);
 }
 
 static void test_finish_after_wake(void **state)
 {
-	struct swait_head h = SWAIT_HEAD_INITIALIZER;
-	struct swait_waiter w1 = SWAIT_WAITER_INITIALIZER;
-	struct swait_waiter w2 = SWAIT_WAITER_INITIALIZER;
-
 	(void)state;
 	/* Woken, slept on it (consumed), finished: nothing to pass on. */
 	swait_prepare(&h, &w1);
 	swait_prepare(&h, &w2);
 	swait_wake_one(&h);
-	assert_int_equal(poll_sleep(&h, &w1), 0);
+	assert_int_equal(poll_sleep(&w1), 0);
 	swait_finish(&h, &w1);
-	assert_int_equal(poll_sleep(&h, &w2), ETIMEDOUT);
+	assert_int_equal(poll_sleep(&w2), ETIMEDOUT);
 	assert_true(swait_active(&h));
 
 	/* Woken but left without sleeping: the wake goes to the next one. */
@@ -177,7 +181,7 @@ static void test_finish_after_wake(void **state)
 	swait_wake_one(&h);			/* selects w2 */
 	swait_finish(&h, &w2);			/* passes it to w1 */
 	assert_false(swait_active(&h));
-	assert_int_equal(poll_sleep(&h, &w1), 0);
+	assert_int_equal(poll_sleep(&w1), 0);
 	swait_finish(&h, &w1);
 
 	/* A lone waiter woken and finished: the head is simply empty. */
@@ -191,7 +195,7 @@ static void test_finish_after_wake(void **state)
 	swait_wake_all(&h);
 	swait_prepare(&h, &w2);
 	swait_finish(&h, &w1);
-	assert_int_equal(poll_sleep(&h, &w2), ETIMEDOUT);
+	assert_int_equal(poll_sleep(&w2), ETIMEDOUT);
 	swait_finish(&h, &w2);
 	assert_int_equal(swait_head_destroy(&h), 0);
 }
@@ -199,64 +203,59 @@ static void test_finish_after_wake(void **state)
 /* A sleep after the wake happened must not block; no deadline at all. */
 static void test_sleep_after_wake_returns_at_once(void **state)
 {
-	struct swait_head h = SWAIT_HEAD_INITIALIZER;
-	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
-
 	(void)state;
-	uu_watchdog("sleep after wake");
-	uu_phase("after wake_one");
-	swait_prepare(&h, &w);
+	tu_watchdog("sleep after wake");
+	tu_test_phase("after wake_one");
+	swait_prepare(&h, &w1);
 	swait_wake_one(&h);
-	assert_int_equal(swait_sleep(&h, &w, 0, CLOCK_MONOTONIC, NULL), 0);
-	swait_finish(&h, &w);
+	assert_int_equal(swait_sleep(&h, &w1, 0, CLOCK_MONOTONIC, NULL), 0);
+	swait_finish(&h, &w1);
 
-	uu_phase("after wake_all");
-	swait_prepare(&h, &w);
+	tu_test_phase("after wake_all");
+	swait_prepare(&h, &w1);
 	swait_wake_all(&h);
-	assert_int_equal(swait_sleep(&h, &w, SWAIT_INTERRUPTIBLE,
+	assert_int_equal(swait_sleep(&h, &w1, SWAIT_INTERRUPTIBLE,
 				     CLOCK_REALTIME, NULL), 0);
-	swait_finish(&h, &w);
-	uu_watchdog_done();
+	swait_finish(&h, &w1);
+	tu_watchdog_done();
 	assert_int_equal(swait_head_destroy(&h), 0);
 }
 
 static void test_sleep_einval(void **state)
 {
-	struct swait_head h = SWAIT_HEAD_INITIALIZER;
-	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
 	struct timespec neg_ns, big_ns, good;
 
 	(void)state;
-	good = uu_deadline(CLOCK_MONOTONIC, 10LL * 1000000000LL);
+	good = tu_deadline(CLOCK_MONOTONIC, 10LL * 1000000000LL);
 	neg_ns = good;
 	neg_ns.tv_nsec = -1;
 	big_ns = good;
 	big_ns.tv_nsec = 1000000000L;
 
-	swait_prepare(&h, &w);
-	assert_int_equal(swait_sleep(&h, &w, 0, CLOCK_PROCESS_CPUTIME_ID,
+	swait_prepare(&h, &w1);
+	assert_int_equal(swait_sleep(&h, &w1, 0, CLOCK_PROCESS_CPUTIME_ID,
 				     &good), EINVAL);
-	assert_int_equal(swait_sleep(&h, &w, 0, CLOCK_PROCESS_CPUTIME_ID,
+	assert_int_equal(swait_sleep(&h, &w1, 0, CLOCK_PROCESS_CPUTIME_ID,
 				     NULL), EINVAL);
-	assert_int_equal(swait_sleep(&h, &w, 0, CLOCK_BOOTTIME, NULL),
+	assert_int_equal(swait_sleep(&h, &w1, 0, CLOCK_BOOTTIME, NULL),
 			 EINVAL);
-	assert_int_equal(swait_sleep(&h, &w, 0, CLOCK_MONOTONIC, &neg_ns),
+	assert_int_equal(swait_sleep(&h, &w1, 0, CLOCK_MONOTONIC, &neg_ns),
 			 EINVAL);
-	assert_int_equal(swait_sleep(&h, &w, 0, CLOCK_REALTIME, &neg_ns),
+	assert_int_equal(swait_sleep(&h, &w1, 0, CLOCK_REALTIME, &neg_ns),
 			 EINVAL);
-	assert_int_equal(swait_sleep(&h, &w, 0, CLOCK_MONOTONIC, &big_ns),
+	assert_int_equal(swait_sleep(&h, &w1, 0, CLOCK_MONOTONIC, &big_ns),
 			 EINVAL);
-	assert_int_equal(swait_sleep(&h, &w, 0, CLOCK_REALTIME, &big_ns),
+	assert_int_equal(swait_sleep(&h, &w1, 0, CLOCK_REALTIME, &big_ns),
 			 EINVAL);
-	assert_int_equal(swait_sleep(&h, &w, 0x2u, CLOCK_MONOTONIC, &good),
+	assert_int_equal(swait_sleep(&h, &w1, 0x2u, CLOCK_MONOTONIC, &good),
 			 EINVAL);
-	assert_int_equal(swait_sleep(&h, &w, ~0u, CLOCK_MONOTONIC, &good),
+	assert_int_equal(swait_sleep(&h, &w1, ~0u, CLOCK_MONOTONIC, &good),
 			 EINVAL);
-	assert_int_equal(swait_sleep(&h, &w, SWAIT_INTERRUPTIBLE | 0x80u,
+	assert_int_equal(swait_sleep(&h, &w1, SWAIT_INTERRUPTIBLE | 0x80u,
 				     CLOCK_MONOTONIC, NULL), EINVAL);
 	/* Still queued after every refusal, and finish takes it off. */
 	assert_true(swait_active(&h));
-	swait_finish(&h, &w);
+	swait_finish(&h, &w1);
 	assert_int_equal(swait_head_destroy(&h), 0);
 }
 
@@ -267,72 +266,65 @@ static void test_sleep_einval(void **state)
  */
 static void test_sleep_einval_keeps_wake(void **state)
 {
-	struct swait_head h = SWAIT_HEAD_INITIALIZER;
-	struct swait_waiter w1 = SWAIT_WAITER_INITIALIZER;
-	struct swait_waiter w2 = SWAIT_WAITER_INITIALIZER;
-
 	(void)state;
 	swait_prepare(&h, &w1);
 	swait_prepare(&h, &w2);
 	swait_wake_one(&h);
 	assert_int_equal(swait_sleep(&h, &w1, 0, CLOCK_PROCESS_CPUTIME_ID,
 				     NULL), EINVAL);
-	assert_int_equal(poll_sleep(&h, &w1), 0);
+	assert_int_equal(poll_sleep(&w1), 0);
 	swait_finish(&h, &w1);
-	assert_int_equal(poll_sleep(&h, &w2), ETIMEDOUT);
+	assert_int_equal(poll_sleep(&w2), ETIMEDOUT);
 
 	swait_prepare(&h, &w1);			/* queue: w2, w1 */
 	swait_wake_one(&h);			/* selects w2 */
 	assert_int_equal(swait_sleep(&h, &w2, 0x4u, CLOCK_MONOTONIC, NULL),
 			 EINVAL);
 	swait_finish(&h, &w2);			/* passes it to w1 */
-	assert_int_equal(poll_sleep(&h, &w1), 0);
+	assert_int_equal(poll_sleep(&w1), 0);
 	swait_finish(&h, &w1);
 	assert_int_equal(swait_head_destroy(&h), 0);
 }
 
-static void check_past(struct swait_head *h, struct swait_waiter *w,
-		       clockid_t clock, struct timespec dl)
+static void check_past(clockid_t clock, struct timespec dl)
 {
-	assert_int_equal(swait_sleep(h, w, 0, clock, &dl), ETIMEDOUT);
-	assert_true(swait_active(h));
-	assert_int_equal(swait_sleep(h, w, SWAIT_INTERRUPTIBLE, clock, &dl),
-			 ETIMEDOUT);
-	assert_true(swait_active(h));
+	assert_int_equal(swait_sleep(&h, &w1, 0, clock, &dl), ETIMEDOUT);
+	assert_true(swait_active(&h));
+	assert_int_equal(swait_sleep(&h, &w1, SWAIT_INTERRUPTIBLE, clock,
+				     &dl), ETIMEDOUT);
+	assert_true(swait_active(&h));
 }
 
 static void test_sleep_deadline_past(void **state)
 {
 	static const clockid_t clocks[] = { CLOCK_MONOTONIC, CLOCK_REALTIME };
-	struct swait_head h = SWAIT_HEAD_INITIALIZER;
-	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
 	struct timespec dl;
 	unsigned i;
 
 	(void)state;
-	uu_watchdog("sleep with a past deadline");
-	swait_prepare(&h, &w);
+	tu_watchdog("sleep with a past deadline");
+	swait_prepare(&h, &w1);
 	for (i = 0; i < 2; i++) {
 		dl.tv_sec = 0;
 		dl.tv_nsec = 0;
-		check_past(&h, &w, clocks[i], dl);
-		check_past(&h, &w, clocks[i], uu_deadline(clocks[i], -1));
-		check_past(&h, &w, clocks[i],
-			   uu_deadline(clocks[i], -1000000000LL));
+		check_past(clocks[i], dl);
+		check_past(clocks[i], tu_deadline(clocks[i], -1));
+		check_past(clocks[i],
+			   tu_deadline(clocks[i], -1000000000LL));
 		/* The kernel would refuse these: they must count as past. */
 		dl.tv_sec = -1;
 		dl.tv_nsec = 0;
-		check_past(&h, &w, clocks[i], dl);
+		check_past(clocks[i], dl);
 		dl.tv_sec = -1000000;
 		dl.tv_nsec = 999999999;
-		check_past(&h, &w, clocks[i], dl);
+		check_past(clocks[i], dl);
 	}
-	uu_watchdog_done();
+	tu_watchdog_done();
 	/* A timeout leaves the waiter queued, and wakeable, until finish. */
 	swait_wake_one(&h);
 	assert_false(swait_active(&h));
-	assert_int_equal(poll_sleep(&h, &w), 0);
-	swait_finish(&h, &w);
+	assert_int_equal(poll_sleep(&w1), 0);
+	swait_finish(&h, &w1);
 	assert_int_equal(swait_head_destroy(&h), 0);
 }
 
@@ -340,23 +332,21 @@ static void test_sleep_deadline_past(void **state)
 static void test_sleep_deadline_future(void **state)
 {
 	static const clockid_t clocks[] = { CLOCK_MONOTONIC, CLOCK_REALTIME };
-	struct swait_head h = SWAIT_HEAD_INITIALIZER;
-	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
 	struct timespec dl;
 	unsigned i;
 
 	(void)state;
-	uu_watchdog("sleep with a 20 ms deadline");
-	swait_prepare(&h, &w);
+	tu_watchdog("sleep with a 20 ms deadline");
+	swait_prepare(&h, &w1);
 	for (i = 0; i < 2; i++) {
-		dl = uu_deadline(clocks[i], 20 * 1000000LL);
-		assert_int_equal(swait_sleep(&h, &w, 0, clocks[i], &dl),
+		dl = tu_deadline(clocks[i], 20 * 1000000LL);
+		assert_int_equal(swait_sleep(&h, &w1, 0, clocks[i], &dl),
 				 ETIMEDOUT);
-		assert_true(uu_reached(clocks[i], &dl));
+		assert_true(tu_reached(clocks[i], &dl));
 		assert_true(swait_active(&h));
 	}
-	uu_watchdog_done();
-	swait_finish(&h, &w);
+	tu_watchdog_done();
+	swait_finish(&h, &w1);
 	assert_int_equal(swait_head_destroy(&h), 0);
 }
 
@@ -391,20 +381,22 @@ static void test_deadline_after(void **state)
 		     dl.tv_nsec >= before.tv_nsec));
 }
 
+#define WITH_FIXTURE(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_prepare_twice_keeps_place),
-		cmocka_unit_test(test_prepare_after_timeout_keeps_place),
-		cmocka_unit_test(test_prepare_after_wake_requeues),
-		cmocka_unit_test(test_active_and_has_sleeper),
-		cmocka_unit_test(test_finish_idle_is_noop),
-		cmocka_unit_test(test_finish_after_wake),
-		cmocka_unit_test(test_sleep_after_wake_returns_at_once),
-		cmocka_unit_test(test_sleep_einval),
-		cmocka_unit_test(test_sleep_einval_keeps_wake),
-		cmocka_unit_test(test_sleep_deadline_past),
-		cmocka_unit_test(test_sleep_deadline_future),
+		WITH_FIXTURE(test_prepare_twice_keeps_place),
+		WITH_FIXTURE(test_prepare_after_timeout_keeps_place),
+		WITH_FIXTURE(test_prepare_after_wake_requeues),
+		WITH_FIXTURE(test_active_and_has_sleeper),
+		WITH_FIXTURE(test_finish_idle_is_noop),
+		WITH_FIXTURE(test_finish_after_wake),
+		WITH_FIXTURE(test_sleep_after_wake_returns_at_once),
+		WITH_FIXTURE(test_sleep_einval),
+		WITH_FIXTURE(test_sleep_einval_keeps_wake),
+		WITH_FIXTURE(test_sleep_deadline_past),
+		WITH_FIXTURE(test_sleep_deadline_future),
 		cmocka_unit_test(test_deadline_after),
 	};
 

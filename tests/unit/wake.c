@@ -11,7 +11,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "unitutil.h"
+#include "tu_unit.h"
 
 #define NTHREADS 5
 
@@ -46,17 +46,17 @@ static void *sleeper_main(void *arg)
 	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
 	int r, pos;
 
-	uu_store(&s->tid, (int)uu_gettid());
+	TU_STORE(&s->tid, (int)tu_gettid());
 	swait_prepare(s->head, &w);
-	uu_store(&s->prepared, 1);
+	TU_STORE(&s->prepared, 1);
 	r = swait_sleep(s->head, &w, 0, CLOCK_MONOTONIC, NULL);
 	s->payload_seen = payload;
 	swait_finish(s->head, &w);
-	pos = uu_inc(&order_n) - 1;
+	pos = TU_ADD(&order_n, 1) - 1;
 	if (pos < NTHREADS)
 		__atomic_store_n(&order[pos], s->index, __ATOMIC_RELAXED);
 	s->result = r;
-	uu_store(&s->returned, 1);
+	TU_STORE(&s->returned, 1);
 	return NULL;
 }
 
@@ -73,10 +73,10 @@ static void start_sleepers(struct sleeper *s, int n, struct swait_head *h)
 		s[i].index = i;
 		assert_int_equal(pthread_create(&s[i].thread, NULL,
 						sleeper_main, &s[i]), 0);
-		assert_true(uu_poll(uu_load(&s[i].prepared)));
+		assert_true(tu_poll(TU_LOAD(&s[i].prepared)));
 	}
 	for (i = 0; i < n; i++)
-		assert_true(uu_wait_asleep((pid_t)uu_load(&s[i].tid), h));
+		assert_true(tu_wait_asleep((pid_t)TU_LOAD(&s[i].tid), h));
 }
 
 static int returned_count(const struct sleeper *s, int n)
@@ -84,7 +84,7 @@ static int returned_count(const struct sleeper *s, int n)
 	int i, c = 0;
 
 	for (i = 0; i < n; i++)
-		c += uu_load(&s[i].returned);
+		c += TU_LOAD(&s[i].returned);
 	return c;
 }
 
@@ -146,21 +146,21 @@ static void test_wake_one_fifo_threads(void **state)
 	int i;
 
 	(void)state;
-	uu_watchdog("wake_one FIFO order");
-	uu_phase("queueing");
+	tu_watchdog("wake_one FIFO order");
+	tu_test_phase("queueing");
 	start_sleepers(s, NTHREADS, &h);
 	for (i = 0; i < NTHREADS; i++) {
-		uu_phase("waking one");
+		tu_test_phase("waking one");
 		payload = 100 + i;
 		swait_wake_one(&h);
 		/*
 		 * returned is the sleeper's last store, after its order
 		 * entry: once i + 1 have returned, order[i] is written.
 		 */
-		assert_true(uu_poll(returned_count(s, NTHREADS) >= i + 1));
+		assert_true(tu_poll(returned_count(s, NTHREADS) >= i + 1));
 		/* Exactly one returned per wake, and it was the oldest. */
 		assert_int_equal(returned_count(s, NTHREADS), i + 1);
-		assert_true(uu_load(&s[i].returned));
+		assert_true(TU_LOAD(&s[i].returned));
 		assert_int_equal(__atomic_load_n(&order[i], __ATOMIC_RELAXED),
 				 i);
 		assert_int_equal(s[i].payload_seen, 100 + i);
@@ -169,7 +169,7 @@ static void test_wake_one_fifo_threads(void **state)
 		assert_int_equal(pthread_join(s[i].thread, NULL), 0);
 		assert_int_equal(s[i].result, 0);
 	}
-	uu_watchdog_done();
+	tu_watchdog_done();
 	assert_int_equal(swait_head_destroy(&h), 0);
 }
 
@@ -185,23 +185,23 @@ static void test_wake_one_wakes_exactly_one(void **state)
 	int i;
 
 	(void)state;
-	uu_watchdog("wake_one wakes exactly one");
+	tu_watchdog("wake_one wakes exactly one");
 	start_sleepers(s, 3, &h);
 	swait_wake_one(&h);
 	assert_int_equal(pthread_join(s[0].thread, NULL), 0);
 	assert_int_equal(s[0].result, 0);
 	for (i = 1; i < 3; i++)
-		assert_true(uu_wait_asleep((pid_t)uu_load(&s[i].tid), &h));
+		assert_true(tu_wait_asleep((pid_t)TU_LOAD(&s[i].tid), &h));
 	assert_int_equal(returned_count(s, 3), 1);
 	assert_true(swait_active(&h));
 
-	uu_phase("releasing the rest");
+	tu_test_phase("releasing the rest");
 	swait_wake_all(&h);
 	for (i = 1; i < 3; i++) {
 		assert_int_equal(pthread_join(s[i].thread, NULL), 0);
 		assert_int_equal(s[i].result, 0);
 	}
-	uu_watchdog_done();
+	tu_watchdog_done();
 	assert_int_equal(swait_head_destroy(&h), 0);
 }
 
@@ -214,7 +214,7 @@ static void test_wake_all_threads(void **state)
 	int i;
 
 	(void)state;
-	uu_watchdog("wake_all wakes the queued set");
+	tu_watchdog("wake_all wakes the queued set");
 	start_sleepers(s, 4, &h);
 	payload = 7;
 	swait_wake_all(&h);
@@ -222,7 +222,7 @@ static void test_wake_all_threads(void **state)
 
 	/* Prepared after the wake_all: not woken by it. */
 	swait_prepare(&h, &late);
-	dl = uu_deadline(CLOCK_MONOTONIC, 20 * 1000000LL);
+	dl = tu_deadline(CLOCK_MONOTONIC, 20 * 1000000LL);
 	assert_int_equal(swait_sleep(&h, &late, 0, CLOCK_MONOTONIC, &dl),
 			 ETIMEDOUT);
 	assert_true(swait_active(&h));
@@ -233,8 +233,8 @@ static void test_wake_all_threads(void **state)
 		assert_int_equal(s[i].result, 0);
 		assert_int_equal(s[i].payload_seen, 7);
 	}
-	assert_int_equal(uu_load(&order_n), 4);
-	uu_watchdog_done();
+	assert_int_equal(TU_LOAD(&order_n), 4);
+	tu_watchdog_done();
 	assert_int_equal(swait_head_destroy(&h), 0);
 }
 

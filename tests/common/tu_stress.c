@@ -1,20 +1,25 @@
 // SPDX-License-Identifier: MIT
 #include <sched.h>
+#include <setjmp.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "stressutil.h"
+#include <cmocka.h>
 
-static struct st_thread slots[ST_MAX_THREADS];
+#include "tu_stress.h"
+
+static struct tu_thread slots[TU_MAX_THREADS];
 static int nslots;
 static long progress_extra;
 static void (*extra_describe)(FILE *out);
 static const char *test_what;
 static long tick_last;		/* progress at the last re-arm */
-static long long tick_checked;	/* when st_tick() last looked */
+static long long tick_checked;	/* when tu_tick() last looked */
 static uint64_t seed_base;	/* SWAIT_STRESS_SEED */
 
 static void describe(FILE *out)
@@ -23,12 +28,12 @@ static void describe(FILE *out)
 
 	fprintf(out, "threads (%d):\n", n);
 	for (int i = 0; i < n; i++) {
-		struct st_thread *t = &slots[i];
+		struct tu_thread *t = &slots[i];
 		const char *ph = __atomic_load_n(&t->phase, __ATOMIC_ACQUIRE);
 
 		fprintf(out, "  %s %d: %s, count %ld, aux %ld%s\n",
 			t->role, t->idx, ph ? ph : "(not started)",
-			st_load(&t->count), st_load(&t->aux),
+			TU_LOAD(&t->count), TU_LOAD(&t->aux),
 			__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE) ?
 			" [exited]" : "");
 	}
@@ -39,7 +44,7 @@ static void describe(FILE *out)
 						    __ATOMIC_RELAXED));
 }
 
-void st_print_config(void)
+void tu_stress_main(int argc, char **argv)
 {
 	const char *s = getenv("SWAIT_STRESS_SCALE");
 	const char *d = getenv("SWAIT_TEST_SLOWDOWN");
@@ -47,6 +52,8 @@ void st_print_config(void)
 	printf("# SWAIT_STRESS_SCALE=%s SWAIT_TEST_SLOWDOWN=%s\n",
 	       s ? s : "(1)", d ? d : "(1)");
 	fflush(stdout);
+	if (argc > 1)
+		cmocka_set_test_filter(argv[1]);
 }
 
 /*
@@ -74,7 +81,7 @@ static void on_crash(int sig)
 	raise(sig);
 }
 
-void st_begin(const char *what, void (*extra)(FILE *out))
+void tu_begin(const char *what, void (*extra)(FILE *out))
 {
 	static const int crash_signals[] = { SIGSEGV, SIGBUS, SIGILL,
 					     SIGFPE, SIGABRT };
@@ -86,24 +93,24 @@ void st_begin(const char *what, void (*extra)(FILE *out))
 	test_what = what;
 	tick_last = 0;
 	tick_checked = tu_now_ns();
-	(void)st_seed(0);	/* picks and prints the seed before any thread */
+	(void)tu_seed(0);	/* picks and prints the seed before any thread */
 	for (size_t i = 0; i < sizeof(crash_signals) / sizeof(int); i++)
 		signal(crash_signals[i], on_crash);
-	tu_watchdog_arm(ST_STALL_SECONDS, what, describe);
+	tu_watchdog_arm(TU_STALL_SECONDS, what, describe);
 }
 
-void st_end(void)
+void tu_end(void)
 {
 	tu_watchdog_disarm();
 }
 
-struct st_thread *st_slot(const char *role, int idx)
+struct tu_thread *tu_slot(const char *role, int idx)
 {
-	struct st_thread *t;
+	struct tu_thread *t;
 
-	if (nslots >= ST_MAX_THREADS) {
-		fprintf(stderr, "stressutil: more than %d threads\n",
-			ST_MAX_THREADS);
+	if (nslots >= TU_MAX_THREADS) {
+		fprintf(stderr, "tu_stress: more than %d threads\n",
+			TU_MAX_THREADS);
 		abort();
 	}
 	t = &slots[nslots];
@@ -118,13 +125,13 @@ struct st_thread *st_slot(const char *role, int idx)
 	return t;
 }
 
-void st_exit(struct st_thread *t)
+void tu_thread_exit(struct tu_thread *t)
 {
-	st_phase(t, "exited");
+	tu_phase(t, "exited");
 	__atomic_store_n(&t->exited, 1, __ATOMIC_RELEASE);
 }
 
-void st_progress(void)
+void tu_progress(void)
 {
 	__atomic_fetch_add(&progress_extra, 1, __ATOMIC_RELAXED);
 }
@@ -135,12 +142,12 @@ static long progress_now(void)
 	long sum = __atomic_load_n(&progress_extra, __ATOMIC_RELAXED);
 
 	for (int i = 0; i < n; i++)
-		sum += st_load(&slots[i].count) + st_load(&slots[i].aux) +
+		sum += TU_LOAD(&slots[i].count) + TU_LOAD(&slots[i].aux) +
 		       __atomic_load_n(&slots[i].exited, __ATOMIC_RELAXED);
 	return sum;
 }
 
-void st_tick(void)
+void tu_tick(void)
 {
 	long now;
 
@@ -149,13 +156,13 @@ void st_tick(void)
 	now = progress_now();
 	if (now != tick_last) {
 		/* Moving: a stall is measured from here. */
-		tu_watchdog_arm(ST_STALL_SECONDS, test_what, describe);
+		tu_watchdog_arm(TU_STALL_SECONDS, test_what, describe);
 		tick_last = now;
 	}
 	tick_checked = tu_now_ns();
 }
 
-void st_wait(bool (*done)(void *arg), void *arg)
+void tu_wait(bool (*done)(void *arg), void *arg)
 {
 	unsigned polls = 0;
 
@@ -168,9 +175,9 @@ void st_wait(bool (*done)(void *arg), void *arg)
 
 			nanosleep(&ts, NULL);
 		}
-		st_tick();
+		tu_tick();
 	}
-	st_progress();
+	tu_progress();
 }
 
 static bool all_exited(void *arg)
@@ -186,14 +193,14 @@ static bool all_exited(void *arg)
 
 static bool slot_exited(void *arg)
 {
-	struct st_thread *t = arg;
+	struct tu_thread *t = arg;
 
 	return __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE) != 0;
 }
 
-void st_wait_exited(void)
+void tu_wait_exited(void)
 {
-	st_wait(all_exited, NULL);
+	tu_wait(all_exited, NULL);
 	for (int i = 0; i < nslots; i++) {
 		if (slots[i].tid) {
 			pthread_join(slots[i].tid, NULL);
@@ -202,27 +209,27 @@ void st_wait_exited(void)
 	}
 }
 
-void st_wait_slot_exited(struct st_thread *t)
+void tu_wait_slot_exited(struct tu_thread *t)
 {
-	st_wait(slot_exited, t);
+	tu_wait(slot_exited, t);
 }
 
-void st_spawn(struct st_thread *t, void *(*fn)(void *), void *arg)
+void tu_spawn(struct tu_thread *t, void *(*fn)(void *), void *arg)
 {
 	int err = pthread_create(&t->tid, NULL, fn, arg);
 
 	if (err) {
-		fprintf(stderr, "stressutil: pthread_create: %s\n",
+		fprintf(stderr, "tu_stress: pthread_create: %s\n",
 			strerror(err));
 		abort();
 	}
 }
 
-uint64_t st_seed(int salt)
+uint64_t tu_seed(int salt)
 {
 	uint64_t s;
 
-	/* st_begin() calls this first, before it starts any worker. */
+	/* tu_begin() calls this first, before it starts any worker. */
 	if (!__atomic_load_n(&seed_base, __ATOMIC_RELAXED)) {
 		const char *e = getenv("SWAIT_STRESS_SEED");
 		uint64_t b = e ? strtoull(e, NULL, 0) :
@@ -240,14 +247,8 @@ uint64_t st_seed(int salt)
 	return s ? s : 1;
 }
 
-void st_spin(unsigned n)
-{
-	for (volatile unsigned i = 0; i < n; i++)
-		;
-}
-
-void st_tokens_describe(FILE *out, const char *name,
-			const struct st_tokens *p)
+void tu_tokens_describe(FILE *out, const char *name,
+			const struct tu_tokens *p)
 {
 	fprintf(out, "%s: posted %ld, taken %ld, available %ld\n", name,
 		__atomic_load_n(&p->posted, __ATOMIC_RELAXED),
@@ -255,13 +256,158 @@ void st_tokens_describe(FILE *out, const char *name,
 		__atomic_load_n(&p->avail, __ATOMIC_RELAXED));
 }
 
-#define ST_SCRIBBLE_WORDS 512
-#define ST_SCRIBBLE_PATTERN 0x5a17c0de5a17c0deull
+void tu_rounds_init(struct tu_rounds *g)
+{
+	memset(g, 0, sizeof(*g));
+	pthread_mutex_init(&g->lock, NULL);
+	pthread_cond_init(&g->cond, NULL);
+}
+
+void tu_rounds_destroy(struct tu_rounds *g)
+{
+	pthread_cond_destroy(&g->cond);
+	pthread_mutex_destroy(&g->lock);
+}
+
+void tu_rounds_start(struct tu_rounds *g, long r)
+{
+	pthread_mutex_lock(&g->lock);
+	TU_STORE(&g->pause, 0);
+	TU_STORE(&g->parked, 0);
+	TU_STORE(&g->round, r);
+	pthread_cond_broadcast(&g->cond);
+	pthread_mutex_unlock(&g->lock);
+}
+
+void tu_rounds_wait(struct tu_rounds *g, long r)
+{
+	pthread_mutex_lock(&g->lock);
+	while (g->round < r)
+		pthread_cond_wait(&g->cond, &g->lock);
+	pthread_mutex_unlock(&g->lock);
+}
+
+void tu_rounds_park(struct tu_rounds *g, struct tu_thread *t)
+{
+	long r;
+
+	tu_phase(t, "parked until the next round (the steady threads "
+		    "must take the rest)");
+	pthread_mutex_lock(&g->lock);
+	(void)TU_ADD(&g->parked, 1);
+	r = g->round;
+	while (g->round == r && !TU_LOAD(&g->done))
+		pthread_cond_wait(&g->cond, &g->lock);
+	pthread_mutex_unlock(&g->lock);
+}
+
+struct rounds_want {
+	struct tu_rounds *g;
+	long posters_done;
+	int parked;
+};
+
+static bool posters_finished(void *arg)
+{
+	struct rounds_want *w = arg;
+
+	return TU_LOAD(&w->g->posters_done) >= w->posters_done;
+}
+
+static bool all_parked(void *arg)
+{
+	struct rounds_want *w = arg;
+
+	return TU_LOAD(&w->g->parked) == w->parked;
+}
+
+void tu_rounds_run(struct tu_rounds *g, long r, long nposters, int nleavers,
+		   void (*kick)(void))
+{
+	struct rounds_want want = { g, nposters * r, nleavers };
+
+	tu_rounds_start(g, r);
+	tu_wait(posters_finished, &want);
+	if (nleavers > 0) {
+		TU_STORE(&g->pause, 1);
+		if (kick)
+			kick();
+		tu_wait(all_parked, &want);
+	}
+}
+
+void tu_rounds_finish(struct tu_rounds *g, long rounds)
+{
+	TU_STORE(&g->done, 1);
+	tu_rounds_start(g, rounds + 1);
+}
+
+void tu_rounds_describe(FILE *out, const struct tu_rounds *g)
+{
+	fprintf(out, "round %ld, poster rounds done %ld, pause %d, parked %d, "
+		"done %d\n", __atomic_load_n(&g->round, __ATOMIC_RELAXED),
+		__atomic_load_n(&g->posters_done, __ATOMIC_RELAXED),
+		__atomic_load_n(&g->pause, __ATOMIC_RELAXED),
+		__atomic_load_n(&g->parked, __ATOMIC_RELAXED),
+		__atomic_load_n(&g->done, __ATOMIC_RELAXED));
+}
+
+int tu_ticket_oldest(struct tu_strikes *s, int n)
+{
+	long best = 0;
+	int i = -1;
+
+	for (int k = 0; k < n; k++) {
+		long v = TU_LOAD(&s->ticket[k]);
+
+		if (v && (!best || v < best)) {
+			best = v;
+			i = k;
+		}
+	}
+	return i;
+}
+
+void tu_strike(struct tu_strikes *s, struct tu_thread *t, bool waiting)
+{
+	if (waiting)
+		(void)TU_ADD(&s->cancels_waiting, 1);
+	pthread_cancel(t->tid);
+	TU_STORE(&s->struck, t->idx + 1);
+}
+
+struct tu_thread *tu_reap(struct tu_strikes *s,
+			  struct tu_thread *const *workers)
+{
+	int i = TU_LOAD(&s->struck) - 1;
+	struct tu_thread *t;
+
+	if (i < 0)
+		return NULL;
+	t = workers[i];
+	/* Pending until its next wait, which may come only at the drain. */
+	tu_wait_slot_exited(t);
+	pthread_join(t->tid, NULL);
+	TU_STORE(&s->struck, 0);
+	s->cancels++;
+	return t;
+}
+
+void tu_respawn(struct tu_thread *t, void *(*fn)(void *))
+{
+	t->aux++;
+	TU_STORE(&t->exited, 0);
+	tu_phase(t, "replacement starting");
+	tu_spawn(t, fn, t);
+}
+
+#define TU_SCRIBBLE_WORDS 512
+#define TU_SCRIBBLE_PATTERN 0x5a17c0de5a17c0deull
 
 __attribute__((noinline))
-bool st_scribble_check(unsigned spins)
+bool tu_scribble_check(unsigned spins)
 {
-	volatile uint64_t buf[ST_SCRIBBLE_WORDS];
+	volatile uint64_t buf[TU_SCRIBBLE_WORDS];
 	bool ok = true;
 
 	/*
@@ -269,11 +415,11 @@ bool st_scribble_check(unsigned spins)
 	 * same depth).  A library that wrote to a waiter or completion in that
 	 * frame after the waiter left would change a word here.
 	 */
-	for (int i = 0; i < ST_SCRIBBLE_WORDS; i++)
-		buf[i] = ST_SCRIBBLE_PATTERN ^ (uint64_t)i;
-	st_spin(spins);
-	for (int i = 0; i < ST_SCRIBBLE_WORDS; i++)
-		if (buf[i] != (ST_SCRIBBLE_PATTERN ^ (uint64_t)i))
+	for (int i = 0; i < TU_SCRIBBLE_WORDS; i++)
+		buf[i] = TU_SCRIBBLE_PATTERN ^ (uint64_t)i;
+	tu_spin(spins);
+	for (int i = 0; i < TU_SCRIBBLE_WORDS; i++)
+		if (buf[i] != (TU_SCRIBBLE_PATTERN ^ (uint64_t)i))
 			ok = false;
 	return ok;
 }

@@ -10,25 +10,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "unitutil.h"
+#include "tu_unit.h"
 
-static const char *uu_cur_what;
-static const char *uu_cur_phase;
-
-void uu_pause(unsigned long n)
-{
-	struct timespec nap = { 0, 50 * 1000 };
-
-	if (n < 200)
-		sched_yield();
-	else
-		nanosleep(&nap, NULL);
-}
-
-pid_t uu_gettid(void)
-{
-	return (pid_t)syscall(SYS_gettid);
-}
+static const char *tu_cur_what;
+static const char *tu_cur_phase;
 
 static ssize_t read_task_file(pid_t tid, const char *name, char *buf,
 			      size_t len)
@@ -49,7 +34,7 @@ static ssize_t read_task_file(pid_t tid, const char *name, char *buf,
 	return n;
 }
 
-char uu_task_state(pid_t tid)
+char tu_task_state(pid_t tid)
 {
 	char buf[512];
 	char *p;
@@ -76,65 +61,40 @@ static bool in_futex(pid_t tid)
 	return atol(buf) == SYS_futex;
 }
 
-bool uu_wait_asleep(pid_t tid, const struct swait_head *head)
+bool tu_wait_asleep(pid_t tid, const struct swait_head *head)
 {
-	return uu_poll(swait_active(head) && uu_task_state(tid) == 'S' &&
+	return tu_poll(swait_active(head) && tu_task_state(tid) == 'S' &&
 		       in_futex(tid));
 }
 
 static void describe(FILE *out)
 {
-	const char *phase = __atomic_load_n(&uu_cur_phase, __ATOMIC_RELAXED);
+	const char *phase = __atomic_load_n(&tu_cur_phase, __ATOMIC_RELAXED);
 
 	fprintf(out, "  test: %s\n  last phase: %s\n",
-		uu_cur_what ? uu_cur_what : "?",
+		tu_cur_what ? tu_cur_what : "?",
 		phase ? phase : "(none)");
 }
 
-void uu_phase(const char *phase)
+void tu_test_phase(const char *phase)
 {
-	TU_SYNC_VAR(uu_cur_phase);
-	__atomic_store_n(&uu_cur_phase, phase, __ATOMIC_RELAXED);
+	TU_SYNC_VAR(tu_cur_phase);
+	__atomic_store_n(&tu_cur_phase, phase, __ATOMIC_RELAXED);
 }
 
-void uu_watchdog(const char *what)
+void tu_watchdog(const char *what)
 {
-	uu_cur_what = what;
-	uu_phase("start");
-	tu_watchdog_arm(UU_WATCHDOG_SECONDS, what, describe);
+	tu_cur_what = what;
+	tu_test_phase("start");
+	tu_watchdog_arm(TU_WATCHDOG_SECONDS, what, describe);
 }
 
-void uu_watchdog_done(void)
+void tu_watchdog_done(void)
 {
 	tu_watchdog_disarm();
 }
 
-struct timespec uu_deadline(clockid_t clock, long long nsec)
-{
-	struct timespec ts;
-	long long t;
-
-	clock_gettime(clock, &ts);
-	t = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec + nsec;
-	ts.tv_sec = (time_t)(t / 1000000000LL);
-	ts.tv_nsec = (long)(t % 1000000000LL);
-	if (ts.tv_nsec < 0) {
-		ts.tv_sec--;
-		ts.tv_nsec += 1000000000L;
-	}
-	return ts;
-}
-
-bool uu_reached(clockid_t clock, const struct timespec *ts)
-{
-	struct timespec now;
-
-	clock_gettime(clock, &now);
-	return now.tv_sec > ts->tv_sec ||
-	       (now.tv_sec == ts->tv_sec && now.tv_nsec >= ts->tv_nsec);
-}
-
-void uu_check_failed(const char *what, const char *file, int line)
+void tu_check_failed(const char *what, const char *file, int line)
 {
 	char buf[512];
 	int n;
@@ -147,8 +107,8 @@ void uu_check_failed(const char *what, const char *file, int line)
 	_exit(1);
 }
 
-int uu_run_child(void (*fn)(void *), void *arg, unsigned seconds,
-		 struct uu_child *res)
+int tu_run_child(void (*fn)(void *), void *arg, unsigned seconds,
+		 struct tu_child *res)
 {
 	char sink[256];
 	size_t len = 0;
@@ -203,7 +163,7 @@ int uu_run_child(void (*fn)(void *), void *arg, unsigned seconds,
 	return 0;
 }
 
-bool uu_child_ok(const struct uu_child *res, const char *what)
+bool tu_child_ok(const struct tu_child *res, const char *what)
 {
 	int sig;
 
