@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * sigwake.c - the four wakes called from a signal handler that interrupted
- * the thread holding the same head's lock (lib/swait.c, SIGNAL HANDLERS).
+ * the thread holding the same head's lock (lib/defer.c, S1-S5).
  *
  * Deterministic: a test hook runs inside swait_prepare()'s critical
  * section and raise()s the signal there, so the handler always lands while
