@@ -68,10 +68,15 @@ static inline void held_push(struct swait_head *h)
 {
 	unsigned d = swait_tls.depth;
 
-	swait_check(d < SWAIT_HELD_MAX,
-		    "head locks nested too deep: signal handlers that wake "
-		    "are nested more than SWAIT_HELD_MAX deep [head, depth]",
-		    h, (void *)(uintptr_t)d, NULL);
+	/*
+	 * In every build, not only with the debug checks: past the bound the
+	 * push would write out of bounds.  Reached only by signal handlers
+	 * that lock heads nested SWAIT_HELD_MAX deep (swait(7), Limits).
+	 */
+	if (swait_unlikely(d >= SWAIT_HELD_MAX))
+		swait_fatal("head locks nested too deep: signal handlers that "
+			    "wake are nested more than 8 deep (SWAIT_HELD_MAX) "
+			    "[head, depth]", h, (void *)(uintptr_t)d, NULL);
 	/*
 	 * H1: reserve, then fill.  A handler in between sees a NULL head
 	 * (left by the last pop), so it wakes by itself, which is safe
