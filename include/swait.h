@@ -76,6 +76,10 @@
  * pthread_cond_wait() is, and so is every macro or completion wait that
  * has to sleep.  A thread cancelled there leaves the queue intact: its
  * waiter is dequeued and a wake it had been selected for is passed on.
+ * A sleeping thread is cancelled asynchronously, and so would be a signal
+ * handler that runs while it sleeps; but a cancel that lands while such a
+ * handler is inside one of the four async-signal-safe calls is held off
+ * until that call has released its locks, and acts as it returns.
  *
  * Lifetime.  A waiter's frame may be reused as soon as swait_finish() has
  * returned (the macros call it).  A waker may still issue a FUTEX_WAKE on

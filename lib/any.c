@@ -45,6 +45,7 @@
 
 #include "annotate.h"
 #include "check.h"
+#include "defer.h"
 #include "futex.h"
 #include "headlock.h"
 #include "internal.h"
@@ -147,9 +148,9 @@ static int wait_any_announced(uint32_t *g, unsigned flags, clockid_t clock,
 		goto woken;
 	for (;;) {
 		SWAIT_RACE();
-		pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &oldtype);
+		swait_async_window_open(&oldtype);	/* C1 */
 		err = swait_futex_wait(g, G_SLEEPING, clock, deadline);
-		pthread_setcanceltype(oldtype, NULL);
+		swait_async_window_close(oldtype);
 		v = load_acquire(g);			/* O3 */
 		if (v & G_WOKEN_MASK)
 			goto woken;
@@ -189,6 +190,7 @@ static void wait_any_cancelled(void *arg)
 {
 	struct any_ctx *ctx = arg;
 
+	swait_async_window_unwound();	/* C1: cancelled inside it */
 	swait_finish_any(ctx->heads, ctx->n, ctx->waiters);
 }
 

@@ -78,21 +78,34 @@ void swait_complete_n(struct swait_completion *c, swait_posted_t n)
 	}
 }
 
+static void complete_now(void *arg)
+{
+	swait_complete_n(arg, 1);
+}
+
 SWAIT_EXPORT void swait_complete(struct swait_completion *c)
 {
-	/* Called by a handler that interrupted the lock holder: S1 (lib/defer.c). */
-	if (swait_post_to_holder(&c->wait, POST_COMPLETE))
+	/* A handler on this thread: S1, C1 (lib/defer.c). */
+	if (swait_from_handler(&c->wait, POST_COMPLETE, complete_now, c))
 		return;
-	swait_complete_n(c, 1);
+	complete_now(c);
+}
+
+static void complete_all_now(void *arg)
+{
+	struct swait_completion *c = arg;
+
+	swait_head_lock(&c->wait);
+	set_done(c, UINT_MAX);
+	swait_wake_all_and_unlock(&c->wait);	/* returns unlocked */
 }
 
 SWAIT_EXPORT void swait_complete_all(struct swait_completion *c)
 {
-	if (swait_post_to_holder(&c->wait, POST_COMPLETE_ALL))
-		return;		/* S1 */
-	swait_head_lock(&c->wait);
-	set_done(c, UINT_MAX);
-	swait_wake_all_and_unlock(&c->wait);	/* returns unlocked */
+	if (swait_from_handler(&c->wait, POST_COMPLETE_ALL, complete_all_now,
+			       c))
+		return;		/* S1, C1 */
+	complete_all_now(c);
 }
 
 /*

@@ -39,11 +39,29 @@
  *      instead of starting another, so the backlog costs time, not stack;
  *      the counts are word-sized, so they do not overflow.
  *
+ * Cancellation reaches handlers too.  A sleep is a cancellation point, and
+ * to be one while blocked in FUTEX_WAIT it switches to asynchronous
+ * cancellation around the system call (lib/swait.c, lib/any.c).  A handler
+ * that runs in that window inherits the asynchronous type: a pthread_cancel()
+ * landing while the handler is inside a wake would unwind it with a head
+ * lock held, and every later call on that head would hang.
+ *
+ *  C1. The sleep marks its window in swait_tls (swait_async_window_open
+ *      and _close, the mark set before the type turns asynchronous and
+ *      cleared after it is restored).  A wake that finds the mark is in a
+ *      handler that interrupted the window; it runs with cancellation
+ *      disabled and deferred, and restores both when it is done, after its
+ *      last unlock.  A cancel that landed meanwhile acts
+ *      there, unwinding a handler that holds nothing.  A cancel signal
+ *      already in flight when the state was disabled is ignored by glibc's
+ *      handler and acted on at the restore.
+ *
  * tests/model/sig.pml checks S1-S5 and H1-H3 exhaustively, with a handler
  * nested in the handler and another thread contending for the lock; its
  * seeded bugs sig_fill_first (H1), sig_pop_first (H2) and sig_no_recheck
  * (S5) are each caught.
  */
+#include <pthread.h>
 #include <stddef.h>
 
 #include "check.h"
@@ -54,9 +72,6 @@
 #if SWAIT_TEST_HOOKS
 unsigned long swait_hook_deferred;
 #endif
-
-/* Compiler-only barrier: orders accesses against this thread's handlers. */
-#define signal_fence() __atomic_signal_fence(__ATOMIC_SEQ_CST)
 
 /*
  * Add the set what to the set v: counts add, flags or.  wake_one counts
@@ -86,7 +101,7 @@ static swait_posted_t posted_add(struct swait_head *h, swait_posted_t v,
 }
 
 /* S1, with S3's CAS against nested handlers: a handler's only access. */
-bool swait_post_to_holder_slow(struct swait_head *h, swait_posted_t what)
+static bool post_to_holder(struct swait_head *h, swait_posted_t what)
 {
 	unsigned d = __atomic_load_n(&swait_tls.depth, __ATOMIC_RELAXED);
 
@@ -107,6 +122,32 @@ bool swait_post_to_holder_slow(struct swait_head *h, swait_posted_t what)
 		return true;
 	}
 	return false;
+}
+
+bool swait_from_handler_slow(struct swait_head *h, swait_posted_t what,
+			     void (*fn)(void *), void *arg)
+{
+	int state, type;
+
+	if (__atomic_load_n(&swait_tls.depth, __ATOMIC_RELAXED) != 0 &&
+	    post_to_holder(h, what))
+		return true;
+	if (__atomic_load_n(&swait_tls.async_window, __ATOMIC_RELAXED) == 0)
+		return false;
+	/*
+	 * C1: nothing unwinds fn while it holds a lock.  Disabled, so that a
+	 * cancel signal already in flight is ignored; deferred too, because
+	 * glibc 2.36 acts on a pending cancel when an asynchronous thread
+	 * re-enables, but leaves the thread's result NULL instead of
+	 * PTHREAD_CANCELED; a deferred one is acted on at the re-enable
+	 * with the right result.
+	 */
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
+	pthread_setcanceltype(PTHREAD_CANCEL_DEFERRED, &type);
+	fn(arg);
+	pthread_setcancelstate(state, NULL);	/* a cancel may act here */
+	pthread_setcanceltype(type, NULL);
+	return true;
 }
 
 /* S5: a set found by an unlock of the head being performed, for the loop. */
@@ -173,7 +214,7 @@ void swait_run_posted(struct swait_head *h, swait_posted_t p)
 		return;
 	}
 	__atomic_store_n(&swait_tls.running, h, __ATOMIC_RELAXED);
-	signal_fence();
+	swait_signal_fence();
 	for (;;) {
 		perform_set(h, p);
 		p = __atomic_exchange_n(&swait_tls.backlog, 0, __ATOMIC_RELAXED);
@@ -185,11 +226,11 @@ void swait_run_posted(struct swait_head *h, swait_posted_t p)
 		 * the store, such an unlock runs its set itself.
 		 */
 		__atomic_store_n(&swait_tls.running, NULL, __ATOMIC_RELAXED);
-		signal_fence();
+		swait_signal_fence();
 		p = __atomic_exchange_n(&swait_tls.backlog, 0, __ATOMIC_RELAXED);
 		if (p == 0)
 			break;
 		__atomic_store_n(&swait_tls.running, h, __ATOMIC_RELAXED);
-		signal_fence();
+		swait_signal_fence();
 	}
 }

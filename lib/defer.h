@@ -8,6 +8,7 @@
 #define SWAIT_DEFER_H
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 
 #include "headlock.h"
@@ -32,23 +33,60 @@
 #define POST_COMPLETE_ALL	0x20000000UL
 #endif
 
+/* Compiler-only barrier: orders accesses against this thread's handlers. */
+#define swait_signal_fence() __atomic_signal_fence(__ATOMIC_SEQ_CST)
+
 /*
  * S1: if this thread is taking or holding head's lock (so the caller is a
  * signal handler that interrupted it), post what to that hold and return
- * true.  Call swait_post_to_holder() instead.
+ * true.  C1: if this thread is in a sleep's asynchronous-cancellation
+ * window (so the caller is a handler that interrupted the sleep), run
+ * fn(arg) with cancellation disabled and return true.  Otherwise false.
+ * Call swait_from_handler() instead.
  */
-bool swait_post_to_holder_slow(struct swait_head *head, swait_posted_t what);
+bool swait_from_handler_slow(struct swait_head *head, swait_posted_t what,
+			     void (*fn)(void *), void *arg);
 
 /*
- * The first thing each of the four async-signal-safe wakes does: true if
- * the wake was posted to this thread's lock holder (S1) and the caller
- * must return.  One thread-local load on the usual path.
+ * The first thing each of the four async-signal-safe calls does after its
+ * emptiness peek: true if the call was done here, posted to this thread's
+ * lock holder (S1) or run as fn(arg) out of reach of cancellation (C1), and
+ * the caller must return.  fn is the call's body, without this check.  Two
+ * thread-local loads on the usual path.
  */
-static inline bool swait_post_to_holder(struct swait_head *head,
-					swait_posted_t what)
+static inline bool swait_from_handler(struct swait_head *head,
+				      swait_posted_t what,
+				      void (*fn)(void *), void *arg)
 {
-	return __builtin_expect(swait_tls.depth != 0, 0) &&
-	       swait_post_to_holder_slow(head, what);
+	return __builtin_expect((swait_tls.depth | swait_tls.async_window)
+				!= 0, 0) &&
+	       swait_from_handler_slow(head, what, fn, arg);
+}
+
+/*
+ * C1: a sleep's asynchronous-cancellation window, opened just before its
+ * FUTEX_WAIT and closed just after.  The mark is set before the type
+ * changes and cleared after it is restored, so a handler that sees the
+ * type asynchronous always sees the mark.
+ */
+static inline void swait_async_window_open(int *oldtype)
+{
+	__atomic_store_n(&swait_tls.async_window, 1, __ATOMIC_RELAXED);
+	swait_signal_fence();
+	pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, oldtype);
+}
+
+static inline void swait_async_window_close(int oldtype)
+{
+	pthread_setcanceltype(oldtype, NULL);
+	swait_signal_fence();
+	__atomic_store_n(&swait_tls.async_window, 0, __ATOMIC_RELAXED);
+}
+
+/* C1: the window was left by cancellation; its cleanup handler says so. */
+static inline void swait_async_window_unwound(void)
+{
+	__atomic_store_n(&swait_tls.async_window, 0, __ATOMIC_RELAXED);
 }
 
 /*

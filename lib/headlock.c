@@ -38,6 +38,7 @@
 
 #include "annotate.h"
 #include "check.h"
+#include "internal.h"
 #include "defer.h"
 #include "headlock.h"
 #include "list.h"
@@ -48,6 +49,10 @@
 
 SWAIT_TLS struct swait_tls swait_tls;
 SWAIT_TLS uint32_t swait_tid_cache;
+
+#if SWAIT_TEST_HOOKS
+void (*swait_hook_head_locked)(struct swait_head *head);
+#endif
 
 /* A fork child has one thread, the forking one, with its parent's id. */
 static void swait_atfork_child(void)
@@ -60,9 +65,6 @@ static void swait_init_library(void)
 {
 	pthread_atfork(NULL, NULL, swait_atfork_child);
 }
-
-/* Compiler-only barrier: orders accesses against this thread's handlers. */
-#define signal_fence() __atomic_signal_fence(__ATOMIC_SEQ_CST)
 
 static inline void held_push(struct swait_head *h)
 {
@@ -83,11 +85,11 @@ static inline void held_push(struct swait_head *h)
 	 * because this thread does not hold h's lock yet.
 	 */
 	__atomic_store_n(&swait_tls.depth, d + 1, __ATOMIC_RELAXED);
-	signal_fence();
+	swait_signal_fence();
 	__atomic_store_n(&swait_tls.held[d].pending, 0, __ATOMIC_RELAXED);
-	signal_fence();
+	swait_signal_fence();
 	__atomic_store_n(&swait_tls.held[d].head, h, __ATOMIC_RELAXED);
-	signal_fence();
+	swait_signal_fence();
 }
 
 /* H2, after the unlock: close, read, pop.  Returns the pending set. */
@@ -99,13 +101,13 @@ static inline swait_posted_t held_pop(struct swait_head *h)
 	swait_check(swait_tls.held[d].head == h,
 		    "head lock released out of order [head, innermost held]",
 		    h, swait_tls.held[d].head, NULL);
-	signal_fence();
+	swait_signal_fence();
 	__atomic_store_n(&swait_tls.held[d].head, NULL, __ATOMIC_RELAXED);
-	signal_fence();
+	swait_signal_fence();
 	pending = __atomic_load_n(&swait_tls.held[d].pending, __ATOMIC_RELAXED);
-	signal_fence();
+	swait_signal_fence();
 	__atomic_store_n(&swait_tls.depth, d, __ATOMIC_RELAXED);
-	signal_fence();
+	swait_signal_fence();
 	return pending;
 }
 
@@ -126,6 +128,15 @@ void swait_head_lock(struct swait_head *h)
 	}
 	swait_ann_lock_acquired(h);
 	SWAIT_RACE();	/* a holder preempted inside its critical section */
+#if SWAIT_TEST_HOOKS
+	{
+		void (*hook)(struct swait_head *) = __atomic_load_n(
+			&swait_hook_head_locked, __ATOMIC_ACQUIRE);
+
+		if (hook)
+			hook(h);
+	}
+#endif
 }
 
 void swait_head_unlock(struct swait_head *h)

@@ -34,6 +34,7 @@ struct swait_held {
  */
 struct swait_tls {
 	unsigned depth;			/* entries in held[] */
+	unsigned async_window;		/* in a sleep's async-cancel window */
 	struct swait_head *running;	/* head swait_run_posted() works on */
 	swait_posted_t backlog;		/* sets handed to that loop (S5) */
 	struct swait_held held[SWAIT_HELD_MAX];

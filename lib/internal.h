@@ -40,6 +40,9 @@ extern void (*swait_hook_prepare_locked)(struct swait_head *head);
 /* Test builds only: how many wakes were posted to a holder (S1). */
 extern unsigned long swait_hook_deferred;
 
+/* Test builds only: called with every head lock just taken, when set. */
+extern void (*swait_hook_head_locked)(struct swait_head *head);
+
 /* Test builds only: before every FUTEX_WAKE (lib/futex.h), when set. */
 extern void (*swait_hook_futex_wake)(uint32_t *word);
 #endif

@@ -327,10 +327,10 @@ static int sleep_announced(struct swait_waiter *w, unsigned flags,
 		 * or pass its wake on (I4, I6).
 		 */
 		SWAIT_RACE();	/* between the announce and the wait */
-		pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &oldtype);
+		swait_async_window_open(&oldtype);	/* C1 */
 		err = swait_futex_wait(&w->state, SWAIT_SLEEPING, clock,
 				       deadline);
-		pthread_setcanceltype(oldtype, NULL);
+		swait_async_window_close(oldtype);
 
 		s = load_acquire(&w->state);	/* O3 */
 		if (s != SWAIT_SLEEPING)
@@ -373,6 +373,7 @@ static void sleep_cancelled(void *arg)
 {
 	struct sleep_ctx *ctx = arg;
 
+	swait_async_window_unwound();	/* C1: cancelled inside it */
 	swait_finish(ctx->head, ctx->waiter);
 }
 
@@ -465,16 +466,12 @@ uint32_t *swait_wake_one_locked(struct swait_head *h)
 	return dequeue_and_flip(h, waiter_of(h->list.next), SWAIT_WOKEN_ONE);
 }
 
-SWAIT_EXPORT void swait_wake_one(struct swait_head *h)
+/* swait_wake_one() past its peek and the handler checks. */
+static void wake_one_now(void *arg)
 {
+	struct swait_head *h = arg;
 	uint32_t *word;
 
-	/* O1: order the caller's store of its condition before the peek. */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (list_empty(&h->list))
-		return;
-	if (swait_post_to_holder(h, POST_WAKE_ONE))
-		return;		/* S1: a handler on the holder's thread */
 	swait_head_lock(h);
 	word = swait_wake_one_locked(h);
 	swait_head_unlock(h);
@@ -482,6 +479,18 @@ SWAIT_EXPORT void swait_wake_one(struct swait_head *h)
 		SWAIT_RACE();	/* between the word store and FUTEX_WAKE */
 		swait_futex_wake(word, 1);	/* after unlock (I5) */
 	}
+}
+
+SWAIT_EXPORT void swait_wake_one(struct swait_head *h)
+{
+	/* O1: order the caller's store of its condition before the peek. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (list_empty(&h->list))
+		return;
+	/* S1, C1 (lib/defer.c): a handler on this thread. */
+	if (swait_from_handler(h, POST_WAKE_ONE, wake_one_now, h))
+		return;
+	wake_one_now(h);
 }
 
 /* Lock held: one walk ends.  Returns whether quiescers must be woken. */
@@ -557,16 +566,21 @@ void swait_wake_all_and_unlock(struct swait_head *h)
 		swait_futex_wake(&h->walks, INT_MAX);
 }
 
+static void wake_all_now(void *arg)
+{
+	swait_head_lock(arg);
+	swait_wake_all_and_unlock(arg);
+}
+
 SWAIT_EXPORT void swait_wake_all(struct swait_head *h)
 {
 	/* O1, as in swait_wake_one(). */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (list_empty(&h->list))
 		return;
-	if (swait_post_to_holder(h, POST_WAKE_ALL))
-		return;		/* S1 */
-	swait_head_lock(h);
-	swait_wake_all_and_unlock(h);
+	if (swait_from_handler(h, POST_WAKE_ALL, wake_all_now, h))
+		return;		/* S1, C1 */
+	wake_all_now(h);
 }
 
 void swait_quiesce_dropping_lock(struct swait_head *h)
