@@ -13,6 +13,14 @@
  * is often preempted right after its exchange, which is the moment that
  * matters).  Without ASan it still checks that every round's wake was
  * consumed or passed on, never lost.
+ *
+ * The second test makes a late access fatal in every build: each round's
+ * node lives alone in a page that is made inaccessible (mprotect
+ * PROT_NONE, which shoots the mapping down on every CPU before it returns)
+ * the moment swait_finish() returns.  A waker that still reads or writes
+ * the node dies of SIGSEGV.  Its FUTEX_WAKE on the node's address is a
+ * system call on a private futex, which never touches the page, and must
+ * stay harmless.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -20,6 +28,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -31,11 +41,24 @@ static unsigned long round_flag;	/* the round the waker has opened */
 static unsigned long round_prepared;	/* the round the waiter queued for */
 
 /* One round in its own frame, so that the waiter node dies with it. */
-static __attribute__((noinline)) void waiter_round(unsigned long r)
-{
-	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+/* Where the protected test's nodes live: one a page, PAGES pages. */
+#define PAGES 64
+static char *pages;
+static long page_size;
 
-	swait_prepare(&head, &w);
+static struct swait_waiter *page_node(unsigned long r)
+{
+	return (struct swait_waiter *)(void *)
+		(pages + (r % PAGES) * (unsigned long)page_size);
+}
+
+/*
+ * One round on node w: queue, let the waker go, finish at a random moment
+ * of the waker's wake_one.
+ */
+static void round_on(struct swait_waiter *w, unsigned long r)
+{
+	swait_prepare(&head, w);
 	tu_release(&round_prepared);
 	__atomic_store_n(&round_prepared, r, __ATOMIC_RELEASE);
 	while (__atomic_load_n(&round_flag, __ATOMIC_ACQUIRE) < r)
@@ -49,7 +72,14 @@ static __attribute__((noinline)) void waiter_round(unsigned long r)
 	 */
 	for (unsigned spin = (unsigned)(r * 2654435761u) >> 17; spin; spin--)
 		__asm__ __volatile__("" ::: "memory");
-	swait_finish(&head, &w);
+	swait_finish(&head, w);
+}
+
+static __attribute__((noinline)) void waiter_round(unsigned long r)
+{
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+
+	round_on(&w, r);
 }
 
 static void *waiter(void *arg)
@@ -61,16 +91,37 @@ static void *waiter(void *arg)
 	return NULL;
 }
 
-static void wake_never_touches_a_returned_waiter(void **state)
+/* The node's page is readable only from its prepare to its finish. */
+static void *protected_waiter(void *arg)
 {
-	long rounds = tu_scale(20000);
-	pthread_t t;
+	long rounds = (long)arg;
 
-	(void)state;
+	for (long r = 1; r <= rounds; r++) {
+		struct swait_waiter *w = page_node((unsigned long)r);
+
+		if (mprotect(w, (size_t)page_size, PROT_READ | PROT_WRITE))
+			return (void *)1;
+		swait_waiter_init(w);
+		round_on(w, (unsigned long)r);
+		if (mprotect(w, (size_t)page_size, PROT_NONE))
+			return (void *)1;
+	}
+	return NULL;
+}
+
+/* The waker's side: open each round once the waiter has queued for it. */
+static void wake_rounds(void *(*waiter_fn)(void *), long rounds)
+{
+	pthread_t t;
+	void *res;
+
+	__atomic_store_n(&round_flag, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&round_prepared, 0, __ATOMIC_RELAXED);
 	TU_SYNC_VAR(round_flag);
 	TU_SYNC_VAR(round_prepared);
 	tu_watchdog_arm(60, "late-access rounds", NULL);
-	assert_int_equal(pthread_create(&t, NULL, waiter, (void *)rounds), 0);
+	assert_int_equal(pthread_create(&t, NULL, waiter_fn, (void *)rounds),
+			 0);
 	for (long r = 1; r <= rounds; r++) {
 		/*
 		 * Wait until the waiter has queued for round r.  (Not
@@ -86,17 +137,36 @@ static void wake_never_touches_a_returned_waiter(void **state)
 				 __ATOMIC_RELEASE);
 		swait_wake_one(&head);	/* races the waiter's finish */
 	}
-	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(pthread_join(t, &res), 0);
+	assert_null(res);
 	tu_watchdog_disarm();
 	/* Every wake was consumed by a finish (passed on to nobody). */
 	assert_false(swait_active(&head));
 	assert_int_equal(swait_head_destroy(&head), 0);
 }
 
+static void wake_never_touches_a_returned_waiter(void **state)
+{
+	(void)state;
+	wake_rounds(waiter, tu_scale(20000));
+}
+
+static void wake_never_touches_a_protected_waiter(void **state)
+{
+	(void)state;
+	page_size = sysconf(_SC_PAGESIZE);
+	pages = mmap(NULL, PAGES * (size_t)page_size, PROT_NONE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(pages != MAP_FAILED);
+	wake_rounds(protected_waiter, tu_scale(20000));
+	assert_int_equal(munmap(pages, PAGES * (size_t)page_size), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(wake_never_touches_a_returned_waiter),
+		cmocka_unit_test(wake_never_touches_a_protected_waiter),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
