@@ -20,12 +20,16 @@
  * the moment swait_finish() returns.  A waker that still reads or writes
  * the node dies of SIGSEGV.  Its FUTEX_WAKE on the node's address is a
  * system call on a private futex, which never touches the page, and must
- * stay harmless.
+ * stay harmless.  Both threads share one CPU, so that whenever the waker
+ * is preempted (in the race-window build: a yield at a protocol step) the
+ * waiter runs its whole finish and mprotect before the waker goes on; on
+ * two vCPUs the shootdown takes longer than any window the waker leaves.
  */
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/mman.h>
@@ -96,6 +100,8 @@ static void *protected_waiter(void *arg)
 {
 	long rounds = (long)arg;
 
+	if (tu_pin_self(0) != 0)
+		return (void *)1;
 	for (long r = 1; r <= rounds; r++) {
 		struct swait_waiter *w = page_node((unsigned long)r);
 
@@ -109,8 +115,13 @@ static void *protected_waiter(void *arg)
 	return NULL;
 }
 
-/* The waker's side: open each round once the waiter has queued for it. */
-static void wake_rounds(void *(*waiter_fn)(void *), long rounds)
+/*
+ * The waker's side: open each round once the waiter has queued for it.
+ * With both, odd rounds wake with wake_all: a node it flips WOKEN_ALL is
+ * not passed on, so its waiter's finish takes no lock and may return while
+ * the waker is still inside its critical section.
+ */
+static void wake_rounds(void *(*waiter_fn)(void *), long rounds, bool both)
 {
 	pthread_t t;
 	void *res;
@@ -135,7 +146,10 @@ static void wake_rounds(void *(*waiter_fn)(void *), long rounds)
 		tu_release(&round_flag);
 		__atomic_store_n(&round_flag, (unsigned long)r,
 				 __ATOMIC_RELEASE);
-		swait_wake_one(&head);	/* races the waiter's finish */
+		if (both && (r & 1))
+			swait_wake_all(&head);	/* races the waiter's finish */
+		else
+			swait_wake_one(&head);
 	}
 	assert_int_equal(pthread_join(t, &res), 0);
 	assert_null(res);
@@ -148,18 +162,23 @@ static void wake_rounds(void *(*waiter_fn)(void *), long rounds)
 static void wake_never_touches_a_returned_waiter(void **state)
 {
 	(void)state;
-	wake_rounds(waiter, tu_scale(20000));
+	wake_rounds(waiter, tu_scale(20000), false);
 }
 
 static void wake_never_touches_a_protected_waiter(void **state)
 {
+	cpu_set_t cpus;
+
 	(void)state;
+	assert_int_equal(sched_getaffinity(0, sizeof(cpus), &cpus), 0);
+	assert_int_equal(tu_pin_self(0), 0);
 	page_size = sysconf(_SC_PAGESIZE);
 	pages = mmap(NULL, PAGES * (size_t)page_size, PROT_NONE,
 		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	assert_true(pages != MAP_FAILED);
-	wake_rounds(protected_waiter, tu_scale(20000));
+	wake_rounds(protected_waiter, tu_scale(20000), true);
 	assert_int_equal(munmap(pages, PAGES * (size_t)page_size), 0);
+	assert_int_equal(sched_setaffinity(0, sizeof(cpus), &cpus), 0);
 }
 
 int main(void)
