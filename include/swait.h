@@ -245,11 +245,17 @@ void swait_prepare(struct swait_head *head, struct swait_waiter *waiter)
  *              condition in a loop (the macros do).  If the waiter was not
  *              woken, it is still queued and keeps its place.
  *   ETIMEDOUT  the deadline passed; the waiter is still queued.
- *   EINTR      SWAIT_INTERRUPTIBLE was given and a signal handler ran; the
- *              waiter is still queued.  Caveat: without a deadline, a handler
- *              installed with SA_RESTART makes the kernel restart the wait
- *              silently, so no EINTR is seen.  Install handlers that must
- *              interrupt waits without SA_RESTART.
+ *   EINTR      SWAIT_INTERRUPTIBLE was given and a signal handler
+ *              interrupted the sleep in the kernel; the waiter is still
+ *              queued.  Exactly then: a handler that runs before the thread
+ *              is in the system call (while the caller evaluates its
+ *              condition, or prepares) produces no EINTR, and without a
+ *              deadline a handler installed with SA_RESTART makes the kernel
+ *              restart the sleep silently.  With a deadline, any handler
+ *              that interrupts the sleep yields EINTR.  To interrupt a
+ *              waiter reliably, make the handler set something the
+ *              condition tests and wake the head (the wakes are
+ *              async-signal-safe).
  *   EINVAL     bad clock, tv_nsec outside [0, 1e9), or unknown flags.
  *
  * A cancellation point.  Call swait_finish() afterwards in every case.
@@ -396,7 +402,8 @@ int swait_deadline_after(struct timespec *deadline, clockid_t clock,
  * swait_event(head, cond)
  *	Sleep until cond is true.  A statement.
  * swait_event_interruptible(head, cond)
- *	0 once cond is true, or EINTR if a signal handler ran first.
+ *	0 once cond is true, or EINTR if a signal handler interrupted its
+ *	sleep first (exactly as swait_sleep() says).
  * swait_event_timeout(head, cond, clock, deadline)
  *	0 once cond is true, or ETIMEDOUT when the absolute deadline on clock
  *	(a const struct timespec *) passes first.
@@ -525,7 +532,10 @@ int swait_completion_wait_timeout(struct swait_completion *c, clockid_t clock,
 				  const struct timespec *deadline)
 	SWAIT_NONNULL(1);
 
-/* As swait_completion_wait(); returns 0, or EINTR if a signal handler ran. */
+/*
+ * As swait_completion_wait(); returns 0, or EINTR if a signal handler
+ * interrupted its sleep (exactly as swait_sleep() says).
+ */
 int swait_completion_wait_interruptible(struct swait_completion *c)
 	SWAIT_NONNULL(1);
 

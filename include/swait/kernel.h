@@ -34,12 +34,19 @@
  *   The *_ts macros take an absolute struct timespec deadline instead.
  *
  *   Signals.  The kernel's interruptible waits return -ERESTARTSYS when a
- *   signal is pending; here they return -EINTR when a signal handler ran
- *   during the wait, and ERESTARTSYS is defined as EINTR (if not already
- *   defined) so that "ret == -ERESTARTSYS" tests still work.  Without a
- *   timeout, a handler installed with SA_RESTART restarts the wait silently
- *   (see swait_sleep() in <swait.h>); install handlers that must interrupt
- *   waits without SA_RESTART.  swake_up_one(), swake_up_all(), complete()
+ *   signal is pending; here they return -EINTR when a signal handler
+ *   interrupted the sleep in the kernel, and ERESTARTSYS is defined as
+ *   EINTR (if not already defined) so that "ret == -ERESTARTSYS" tests
+ *   still work.  A handler that ran while the thread was not asleep (while
+ *   it evaluated the condition) yields no -EINTR.  The forms with and
+ *   without a timeout differ under SA_RESTART: wait_for_completion_
+ *   interruptible() and swait_event_interruptible_exclusive() are restarted
+ *   silently by a handler installed with SA_RESTART, while
+ *   wait_for_completion_interruptible_timeout() and the _timeout macros
+ *   return -EINTR after any handler that interrupted the sleep (see
+ *   swait_sleep() in <swait.h>).  Install handlers that must interrupt
+ *   waits without SA_RESTART, or have them make the condition true and
+ *   wake.  swake_up_one(), swake_up_all(), complete()
  *   and complete_all() are async-signal-safe, as the kernel's may run in a
  *   hard interrupt; nothing else here is.
  *

@@ -259,12 +259,69 @@ static void test_eintr_final_recheck(void **state)
 	tu_watchdog_done();
 }
 
+/*
+ * What EINTR means, exactly (swait_sleep(3)): a handler that runs while the
+ * thread evaluates its condition, not asleep in the kernel, produces no
+ * EINTR; the wait sleeps on until a wake.  The condition raise()s the
+ * signal at its first evaluation, so the handler certainly runs there.
+ */
+struct early {
+	pthread_t thread;
+	struct swait_head head;
+	int tid;
+	int raised;
+	int go;
+	int result;
+};
+
+static bool raise_then_check(struct early *e)
+{
+	if (!e->raised) {
+		e->raised = 1;
+		raise(SIGUSR1);	/* the handler runs here, before any sleep */
+	}
+	return TU_LOAD(&e->go) != 0;
+}
+
+static void *early_main(void *arg)
+{
+	struct early *e = arg;
+
+	TU_STORE(&e->tid, (int)tu_gettid());
+	e->result = swait_event_interruptible(&e->head, raise_then_check(e));
+	return NULL;
+}
+
+static void test_handler_before_sleep_is_no_eintr(void **state)
+{
+	struct early e;
+	int before = __atomic_load_n(&sig_count, __ATOMIC_RELAXED);
+
+	(void)state;
+	tu_watchdog("a handler before the sleep gives no EINTR");
+	memset(&e, 0, sizeof(e));
+	assert_int_equal(pthread_create(&e.thread, NULL, early_main, &e), 0);
+	assert_true(tu_poll(TU_LOAD(&e.tid) != 0));
+	/* Asleep after its handler ran: the signal did not end the wait. */
+	assert_true(tu_wait_asleep((pid_t)TU_LOAD(&e.tid), &e.head));
+	assert_int_equal(__atomic_load_n(&sig_count, __ATOMIC_RELAXED),
+			 before + 1);
+	/* The documented way to interrupt it: make cond true, then wake. */
+	TU_STORE(&e.go, 1);
+	swait_wake_all(&e.head);
+	assert_int_equal(pthread_join(e.thread, NULL), 0);
+	assert_int_equal(e.result, 0);
+	assert_int_equal(swait_head_destroy(&e.head), 0);
+	tu_watchdog_done();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_interruptible_eintr),
 		cmocka_unit_test(test_uninterruptible_ignores_signals),
 		cmocka_unit_test(test_eintr_final_recheck),
+		cmocka_unit_test(test_handler_before_sleep_is_no_eintr),
 	};
 
 	TU_SYNC_VAR(sig_count);	/* atomics Helgrind cannot see */
