@@ -66,6 +66,24 @@ static void swait_init_library(void)
 	pthread_atfork(NULL, NULL, swait_atfork_child);
 }
 
+/*
+ * Debug builds: this thread already takes or holds h's lock, so the caller
+ * is a signal handler that interrupted that hold and made a call that is
+ * not async-signal-safe.  It would wait for its own thread forever (or, on
+ * a PI head, get EDEADLK); say so instead.
+ */
+static void check_not_held(struct swait_head *h, unsigned d)
+{
+	for (unsigned i = 0; i < d; i++)
+		swait_check(__atomic_load_n(&swait_tls.held[i].head,
+					    __ATOMIC_RELAXED) != h,
+			    "a call that is not async-signal-safe was made "
+			    "from a signal handler that interrupted this "
+			    "thread's hold of the same head's lock (only the "
+			    "four wakes may be called there) [head]",
+			    h, NULL, NULL);
+}
+
 static inline void held_push(struct swait_head *h)
 {
 	unsigned d = swait_tls.depth;
@@ -84,6 +102,8 @@ static inline void held_push(struct swait_head *h)
 	 * (left by the last pop), so it wakes by itself, which is safe
 	 * because this thread does not hold h's lock yet.
 	 */
+	if (SWAIT_DEBUG_CHECKS)
+		check_not_held(h, d);
 	__atomic_store_n(&swait_tls.depth, d + 1, __ATOMIC_RELAXED);
 	swait_signal_fence();
 	__atomic_store_n(&swait_tls.held[d].pending, 0, __ATOMIC_RELAXED);

@@ -171,9 +171,17 @@ static void swait_pi_lock_slow(uint32_t *word)
 		if (err == EINTR || err == EAGAIN)
 			continue;	/* owner exiting, or a signal: retry */
 		/*
-		 * EDEADLK: this thread already holds the lock (a call that
-		 * is not async-signal-safe, made from a signal handler that
-		 * interrupted the holder).
+		 * EDEADLK: this thread already holds the lock: a call that is
+		 * not async-signal-safe, made from a signal handler that
+		 * interrupted the holder (debug builds say so earlier), or a
+		 * cached thread id that is not this thread's.
+		 */
+		if (err == EDEADLK)
+			swait_fatal("PI head lock: FUTEX_LOCK_PI says this thread "
+				    "already holds it (a call that is not "
+				    "async-signal-safe made from a signal "
+				    "handler?) [lock word]", word, NULL, NULL);
+		/*
 		 * EOWNERDEAD/ESRCH: the owner died inside an O(1) critical
 		 * section, which only memory corruption can cause.
 		 */

@@ -11,6 +11,12 @@
  * on the next head, so the locks nest one level per handler.  The child
  * process that does it must die of SIGABRT saying so; this test runs in
  * the release stage of CI as well as in the debug builds.
+ *
+ * The second test is the misuse that hangs silently: a call that is not
+ * async-signal-safe (here swait_completion_try_wait()) from a handler that
+ * interrupted its own thread's hold of the same head.  Debug builds must
+ * abort naming it; without the debug checks the child would hang, so the
+ * test is skipped there.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -53,6 +59,38 @@ static void raise_hook(struct swait_head *h)
 		raise(SIGUSR1);
 }
 
+static struct swait_completion comp;
+
+static void try_wait_in_handler(int sig)
+{
+	(void)sig;
+	(void)swait_completion_try_wait(&comp);	/* not async-signal-safe */
+}
+
+static void raise_on_comp(struct swait_head *h)
+{
+	if (h == &comp.wait)
+		raise(SIGUSR1);
+}
+
+static void misuse_in_handler(void)
+{
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = try_wait_in_handler;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGUSR1, &sa, NULL) != 0)
+		_exit(3);
+	swait_completion_init(&comp);
+	swait_complete(&comp);	/* try_wait's peek must not return early */
+	__atomic_store_n(&swait_hook_prepare_locked, raise_on_comp,
+			 __ATOMIC_RELEASE);
+	swait_prepare(&comp.wait, &w);
+	_exit(0);	/* not reached: debug builds abort in the handler */
+}
+
 static void nest_too_deep(void)
 {
 	struct sigaction sa;
@@ -69,14 +107,13 @@ static void nest_too_deep(void)
 	_exit(0);	/* not reached: the ninth level must abort */
 }
 
-static void nesting_past_the_bound_aborts(void **state)
+/* Run fn in a child with stderr captured; its wait status and stderr. */
+static int run_child(void (*fn)(void), char *out, size_t size)
 {
-	char out[4096];
 	ssize_t n, len = 0;
 	int fds[2], status;
 	pid_t pid;
 
-	(void)state;
 	assert_int_equal(pipe(fds), 0);
 	pid = fork();
 	assert_true(pid >= 0);
@@ -84,15 +121,25 @@ static void nesting_past_the_bound_aborts(void **state)
 		dup2(fds[1], STDERR_FILENO);
 		close(fds[0]);
 		alarm(20);	/* a hang fails as SIGALRM */
-		nest_too_deep();
+		fn();
 	}
 	close(fds[1]);
-	while (len < (ssize_t)sizeof(out) - 1 &&
-	       (n = read(fds[0], out + len, sizeof(out) - 1 - (size_t)len)) > 0)
+	while (len < (ssize_t)size - 1 &&
+	       (n = read(fds[0], out + len, size - 1 - (size_t)len)) > 0)
 		len += n;
 	out[len] = '\0';
 	close(fds[0]);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return status;
+}
+
+static void nesting_past_the_bound_aborts(void **state)
+{
+	char out[4096];
+	int status;
+
+	(void)state;
+	status = run_child(nest_too_deep, out, sizeof(out));
 	if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGABRT ||
 	    !strstr(out, "nested too deep"))
 		print_error("child: status %#x, stderr: %s\n", status, out);
@@ -102,10 +149,28 @@ static void nesting_past_the_bound_aborts(void **state)
 	assert_non_null(strstr(out, "SWAIT_HELD_MAX"));
 }
 
+static void misuse_in_handler_is_named(void **state)
+{
+	char out[4096];
+	int status;
+
+	(void)state;
+	if (!SWAIT_TEST_DEBUG_CHECKS)
+		skip();		/* without the checks the child hangs */
+	status = run_child(misuse_in_handler, out, sizeof(out));
+	if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGABRT ||
+	    !strstr(out, "not async-signal-safe"))
+		print_error("child: status %#x, stderr: %s\n", status, out);
+	assert_true(WIFSIGNALED(status));
+	assert_int_equal(WTERMSIG(status), SIGABRT);
+	assert_non_null(strstr(out, "not async-signal-safe"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(nesting_past_the_bound_aborts),
+		cmocka_unit_test(misuse_in_handler_is_named),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
