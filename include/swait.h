@@ -24,9 +24,12 @@
  *     no system call.  Every lock hold is O(1): swait_wake_all() drops the
  *     lock between two wakes, as the kernel's swake_up_all() does.
  *   - Waiters are process-private (FUTEX_PRIVATE_FLAG).  A head must not be
- *     placed in memory shared between processes.  After fork() the child
- *     owns a copy of every head; only heads with no waiters and no wake in
- *     progress at the time of the fork may be used in the child.
+ *     placed in memory shared between processes.  After fork(), _Fork()
+ *     or clone() without CLONE_VM the child owns a copy of every head; a
+ *     head or completion may be used there exactly when, at the fork, no
+ *     other thread was inside a libswait call on it or had a waiter queued
+ *     on it (its lock may be held; a wake could select a waiter whose
+ *     thread is gone).  PI heads work in all three kinds of child.
  *
  * <swait.h> is a POSIX header: it uses clockid_t and CLOCK_MONOTONIC from
  * <time.h>, so a strict ISO C compilation (-std=c99, -std=c11) must define

@@ -30,11 +30,16 @@
  * FORK
  *
  * The PI lock word holds the owner's thread id, cached per thread.  A fork
- * child's one thread inherits its parent's cached id, so the cache is
- * cleared in the child by a pthread_atfork handler.
+ * child's one thread inherits its parent's cached id.  An atfork handler
+ * cannot clear it: _Fork() and clone() run none.  So the cache carries the
+ * stamp of the process it was made in, and the stamp lives in a page the
+ * kernel zeroes in every child (MADV_WIPEONFORK; lib/lock.h).
  */
 #include <pthread.h>
 #include <stddef.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "annotate.h"
 #include "check.h"
@@ -48,22 +53,74 @@
 #include "trace.h"
 
 SWAIT_TLS struct swait_tls swait_tls;
-SWAIT_TLS uint32_t swait_tid_cache;
+SWAIT_TLS uint64_t swait_tid_cache;
+
+/*
+ * The process stamp (lib/lock.h): a word in a MADV_WIPEONFORK page once
+ * the constructor has run, the static word before that or where the kernel
+ * lacks MADV_WIPEONFORK (Linux < 4.14; then the atfork handler zeroes it,
+ * which covers fork() but not _Fork()).
+ */
+static uint32_t stamp_fallback;
+uint32_t *swait_process_stamp = &stamp_fallback;
 
 #if SWAIT_TEST_HOOKS
 void (*swait_hook_head_locked)(struct swait_head *head);
 #endif
 
-/* A fork child has one thread, the forking one, with its parent's id. */
+/*
+ * The cache did not match: a new thread, or a new process whose stamp
+ * reads 0.  The first refresh in a process stamps it with the process id,
+ * which differs from the parent's (alive at the fork), so no cache copied
+ * from the parent matches.  Async-signal-safe: two system calls, a CAS and
+ * a one-word store.
+ */
+uint32_t swait_tid_refresh(void)
+{
+	uint32_t *word = __atomic_load_n(&swait_process_stamp,
+					 __ATOMIC_RELAXED);
+	uint32_t stamp = __atomic_load_n(word, __ATOMIC_RELAXED);
+	uint32_t tid;
+
+	if (stamp == 0) {
+		uint32_t mine = (uint32_t)syscall(SYS_getpid);
+
+		/* Another thread of this process may stamp it first. */
+		if (__atomic_compare_exchange_n(word, &stamp, mine, false,
+						__ATOMIC_RELAXED,
+						__ATOMIC_RELAXED))
+			stamp = mine;
+	}
+	tid = (uint32_t)syscall(SYS_gettid);
+	__atomic_store_n(&swait_tid_cache, (uint64_t)stamp << 32 | tid,
+			 __ATOMIC_RELAXED);
+	return tid;
+}
+
+/* Without MADV_WIPEONFORK: at least fork() clears the stamp. */
 static void swait_atfork_child(void)
 {
-	swait_tid_cache = 0;
+	__atomic_store_n(&stamp_fallback, 0, __ATOMIC_RELAXED);
 }
 
 __attribute__((constructor))
 static void swait_init_library(void)
 {
+	long size = sysconf(_SC_PAGESIZE);
+	void *page = mmap(NULL, (size_t)(size > 0 ? size : 4096),
+			  PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			  -1, 0);
+
 	pthread_atfork(NULL, NULL, swait_atfork_child);
+	if (page == MAP_FAILED)
+		return;
+	if (madvise(page, (size_t)(size > 0 ? size : 4096),
+		    MADV_WIPEONFORK) != 0) {
+		munmap(page, (size_t)(size > 0 ? size : 4096));
+		return;
+	}
+	__atomic_store_n(&swait_process_stamp, (uint32_t *)page,
+			 __ATOMIC_RELAXED);
 }
 
 /*

@@ -123,14 +123,31 @@ static inline void swait_unlock(uint32_t *word)
  * inversion).
  */
 
-/* This thread's id, cached; lib/headlock.c clears it in a fork child. */
-extern SWAIT_TLS uint32_t swait_tid_cache;
+/*
+ * This thread's id, cached, as stamp << 32 | tid, where stamp is the value
+ * of *swait_process_stamp when it was cached.  That word is nonzero once
+ * set and reads 0 in a new process: it lives in a MADV_WIPEONFORK page
+ * (lib/headlock.c), which every fork, _Fork() and clone() without
+ * CLONE_VM zeroes in the child, atfork handlers or not.  So the forking
+ * thread's cache, which holds its parent's id, stops matching in the child.
+ * One word, so that a signal handler refreshing it in between cannot leave
+ * a stamp and a tid from two different refreshes.
+ */
+extern SWAIT_TLS uint64_t swait_tid_cache;
+extern uint32_t *swait_process_stamp;
+
+uint32_t swait_tid_refresh(void);
 
 static inline uint32_t swait_tid(void)
 {
-	if (swait_unlikely(swait_tid_cache == 0))
-		swait_tid_cache = (uint32_t)syscall(SYS_gettid);
-	return swait_tid_cache;
+	uint64_t c = __atomic_load_n(&swait_tid_cache, __ATOMIC_RELAXED);
+	uint32_t stamp = __atomic_load_n(
+		__atomic_load_n(&swait_process_stamp, __ATOMIC_RELAXED),
+		__ATOMIC_RELAXED);
+
+	if (swait_likely((uint32_t)(c >> 32) == stamp && (uint32_t)c != 0))
+		return (uint32_t)c;
+	return swait_tid_refresh();
 }
 
 static void swait_pi_lock_slow(uint32_t *word);

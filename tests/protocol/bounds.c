@@ -139,6 +139,10 @@ static void nesting_past_the_bound_aborts(void **state)
 	int status;
 
 	(void)state;
+#ifdef __SANITIZE_THREAD__
+	/* TSan defers signals to its own safe points: raise() nests nothing. */
+	skip();
+#endif
 	status = run_child(nest_too_deep, out, sizeof(out));
 	if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGABRT ||
 	    !strstr(out, "nested too deep"))

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fork.c - heads in a child process.
+ *
+ * A PI head's lock word holds the owner's thread id, which the library
+ * caches per thread.  The forking thread's cache holds its parent's id in
+ * the child.  A pthread_atfork handler used to clear it, but _Fork() (and
+ * clone() without CLONE_VM) run no handlers: two threads contending on a PI
+ * head in such a child made the kernel refuse FUTEX_LOCK_PI/UNLOCK_PI, and
+ * the library aborted.  Here the parent caches its id on a PI head, then
+ * the child (by fork() and by _Fork()) contends on it from three threads;
+ * the child must exit 0.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tu_unit.h"
+
+#define ROUNDS 100000
+
+static struct swait_head pi_head = SWAIT_HEAD_PI_INITIALIZER;
+static int started;
+/* Lock and unlock the PI head: a prepare and a finish each take it. */
+static void *contend(void *arg)
+{
+	(void)arg;
+	/* Start together, so that the three really contend. */
+	__atomic_add_fetch(&started, 1, __ATOMIC_RELAXED);
+	while (__atomic_load_n(&started, __ATOMIC_RELAXED) < 3)
+		;
+	for (int i = 0; i < ROUNDS; i++) {
+		struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+
+		swait_prepare(&pi_head, &w);
+		swait_finish(&pi_head, &w);
+		swait_wake_one(&pi_head);
+	}
+	return NULL;
+}
+
+static void child_main(void)
+{
+	pthread_t t[2];
+
+	alarm(30);
+	for (int i = 0; i < 2; i++)
+		if (pthread_create(&t[i], NULL, contend, NULL) != 0)
+			_exit(3);
+	contend(NULL);	/* the forking thread, whose id was cached */
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	_exit(swait_head_destroy(&pi_head) == 0 ? 0 : 4);
+}
+
+static void run(bool underscore)
+{
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+	int status;
+	pid_t pid;
+
+	/* The parent's thread caches its id in a PI lock. */
+	swait_prepare(&pi_head, &w);
+	swait_finish(&pi_head, &w);
+	pid = underscore ? _Fork() : fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		child_main();
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		print_error("child status %#x\n", status);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	/* The parent's own cache still works. */
+	swait_prepare(&pi_head, &w);
+	swait_finish(&pi_head, &w);
+	assert_int_equal(swait_head_destroy(&pi_head), 0);
+}
+
+static void test_pi_head_after_fork(void **state)
+{
+	(void)state;
+	run(false);
+}
+
+static void test_pi_head_after__Fork(void **state)
+{
+	(void)state;
+	run(true);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pi_head_after_fork),
+		cmocka_unit_test(test_pi_head_after__Fork),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
