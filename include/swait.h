@@ -97,11 +97,15 @@
  * Signals.  swait_wake_one(), swait_wake_all(), swait_complete() and
  * swait_complete_all() are async-signal-safe: a signal handler may call them
  * (a POSIX timer, SIGCHLD, a SIGTERM handler completing a shutdown
- * completion), even when the handler interrupted a thread that holds the
- * same head's lock.  Such a wake is recorded in the interrupted thread and
- * performed by it right after it releases the lock, before the interrupted
- * call returns; no wake and no completion is lost.  The other calls are not
- * async-signal-safe.  pthread_cond_signal() makes no such promise.
+ * completion), on any thread, whatever lock that thread holds.  A handler
+ * never waits for a head lock while its own thread takes or holds one: a
+ * wake of a head the interrupted thread holds, or of any head while it
+ * holds another, is recorded in the interrupted thread and performed by it
+ * as soon as it holds no head lock, before the interrupted call returns.
+ * So handlers on several threads may wake heads the other threads hold
+ * without deadlock, on ordinary and PI heads, and no wake and no
+ * completion is lost.  The other calls are not async-signal-safe.
+ * pthread_cond_signal() makes no such promise.
  *
  * Errors are returned as positive errno values (pthread style); errno is
  * never modified.  A futex error that cannot happen in a correct program

@@ -39,6 +39,30 @@
  *      instead of starting another, so the backlog costs time, not stack;
  *      the counts are word-sized, so they do not overflow.
  *
+ * Handlers on different threads.  S1 covers a handler whose own thread
+ * holds the head it wakes.  But T1's handler may wake head B, held by T2,
+ * while T2's handler wakes head A, held by T1: if each waited for the lock,
+ * each would wait for a thread stuck in a handler that waits too.
+ *
+ *  S6. A wake in a handler whose thread takes or holds any head lock
+ *      (depth > 0), on a head that thread does not hold, never waits for a
+ *      lock: it posts itself to its own thread's foreign list
+ *      (swait_tls.foreign, one entry per head, reserved before it is
+ *      filled, H1's way), and the thread performs the list when its
+ *      outermost hold ends (depth back to 0), in swait_run_posted().  The
+ *      library never takes a head lock while its thread holds another
+ *      (each critical section locks one head; S1 and S6 post instead), so
+ *      a thread that waits for a lock holds none: nobody waits for it, and
+ *      the holder it waits for finishes an O(1) critical section plus
+ *      handlers that never wait.  No cycle of waits can form, across any
+ *      number of threads and handlers, on ordinary and PI heads alike.
+ *      The drain copies the entries at depth 0, where no handler posts
+ *      foreign, and empties the list with a compare-and-swap of its count,
+ *      so that an entry a nested handler appended during the copy (from a
+ *      call of its own, at depth 1) is copied too, not dropped.  S4's rule
+ *      holds: a posted complete is not an event until the thread performs
+ *      it, so no waiter can have consumed it and freed the completion.
+ *
  * Cancellation reaches handlers too.  A sleep is a cancellation point, and
  * to be one while blocked in FUTEX_WAIT it switches to asynchronous
  * cancellation around the system call (lib/swait.c, lib/any.c).  A handler
@@ -124,14 +148,54 @@ static bool post_to_holder(struct swait_head *h, swait_posted_t what)
 	return false;
 }
 
+/* S6: h is not held by this thread, which holds another head. */
+static void post_foreign(struct swait_head *h, swait_posted_t what)
+{
+	unsigned n = __atomic_load_n(&swait_tls.nforeign, __ATOMIC_RELAXED);
+	struct swait_held *e = NULL;
+	swait_posted_t p;
+
+	for (unsigned i = 0; i < n && !e; i++)
+		if (__atomic_load_n(&swait_tls.foreign[i].head,
+				    __ATOMIC_RELAXED) == h)
+			e = &swait_tls.foreign[i];
+	if (!e) {
+		/* In every build: past the bound we would write past it. */
+		if (swait_unlikely(n >= SWAIT_FOREIGN_MAX))
+			swait_fatal("signal handlers posted wakes to more than "
+				    "8 heads (SWAIT_FOREIGN_MAX) during one "
+				    "lock hold of their thread [head]",
+				    h, NULL, NULL);
+		/* H1's order: reserve, then fill; a nested post goes above. */
+		e = &swait_tls.foreign[n];
+		__atomic_store_n(&swait_tls.nforeign, n + 1, __ATOMIC_RELAXED);
+		swait_signal_fence();
+		__atomic_store_n(&e->pending, 0, __ATOMIC_RELAXED);
+		swait_signal_fence();
+		__atomic_store_n(&e->head, h, __ATOMIC_RELAXED);
+		swait_signal_fence();
+	}
+	/* S3: a nested handler may post to the same entry. */
+	p = __atomic_load_n(&e->pending, __ATOMIC_RELAXED);
+	while (!__atomic_compare_exchange_n(&e->pending, &p,
+			posted_add(h, p, what), false,
+			__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+#if SWAIT_TEST_HOOKS
+	__atomic_add_fetch(&swait_hook_deferred, 1, __ATOMIC_RELAXED);
+#endif
+}
+
 bool swait_from_handler_slow(struct swait_head *h, swait_posted_t what,
 			     void (*fn)(void *), void *arg)
 {
 	int state, type;
 
-	if (__atomic_load_n(&swait_tls.depth, __ATOMIC_RELAXED) != 0 &&
-	    post_to_holder(h, what))
+	if (__atomic_load_n(&swait_tls.depth, __ATOMIC_RELAXED) != 0) {
+		if (!post_to_holder(h, what))	/* S1 */
+			post_foreign(h, what);	/* S6 */
 		return true;
+	}
 	if (__atomic_load_n(&swait_tls.async_window, __ATOMIC_RELAXED) == 0)
 		return false;
 	/*
@@ -188,13 +252,54 @@ static void perform_set(struct swait_head *h, swait_posted_t p)
 }
 
 /*
- * S2, S5: the holder performs what its handlers posted.  Iteratively: the
- * calls that perform it lock and unlock h again, and their unlocks may
- * find new posts (a timer can outpace the holder); those go to
- * swait_tls.backlog and this loop, not to a nested loop, so the stack does
- * not grow with the backlog.
+ * S6, at depth 0: perform the foreign list.  Only the outermost drain runs;
+ * an unlock inside its calls leaves new entries to its loop, which looks
+ * again after it stops draining (S5's pattern), so none is stranded.
  */
-void swait_run_posted(struct swait_head *h, swait_posted_t p)
+static void run_foreign(void)
+{
+	struct swait_held copy[SWAIT_FOREIGN_MAX];
+
+	if (__atomic_load_n(&swait_tls.draining, __ATOMIC_RELAXED))
+		return;
+	__atomic_store_n(&swait_tls.draining, 1, __ATOMIC_RELAXED);
+	swait_signal_fence();
+	for (;;) {
+		unsigned got = 0, n;
+
+		/* Copy and empty: a CAS, so an append during it is copied. */
+		do {
+			n = __atomic_load_n(&swait_tls.nforeign,
+					    __ATOMIC_RELAXED);
+			for (; got < n; got++) {
+				struct swait_held *e = &swait_tls.foreign[got];
+
+				copy[got].pending = __atomic_exchange_n(
+					&e->pending, 0, __ATOMIC_RELAXED);
+				copy[got].head = __atomic_exchange_n(
+					&e->head, NULL, __ATOMIC_RELAXED);
+			}
+			swait_signal_fence();
+		} while (!__atomic_compare_exchange_n(&swait_tls.nforeign, &n, 0,
+				false, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+		swait_signal_fence();
+		for (unsigned i = 0; i < got; i++)
+			if (copy[i].head && copy[i].pending)
+				perform_set(copy[i].head, copy[i].pending);
+		if (got != 0)
+			continue;
+		/* Stop draining, then look once more (S5's pattern). */
+		__atomic_store_n(&swait_tls.draining, 0, __ATOMIC_RELAXED);
+		swait_signal_fence();
+		if (__atomic_load_n(&swait_tls.nforeign, __ATOMIC_RELAXED) == 0)
+			break;
+		__atomic_store_n(&swait_tls.draining, 1, __ATOMIC_RELAXED);
+		swait_signal_fence();
+	}
+}
+
+/* S2, S5 for h's own posts. */
+static void run_own(struct swait_head *h, swait_posted_t p)
 {
 	struct swait_head *running = __atomic_load_n(&swait_tls.running,
 						     __ATOMIC_RELAXED);
@@ -233,4 +338,21 @@ void swait_run_posted(struct swait_head *h, swait_posted_t p)
 		__atomic_store_n(&swait_tls.running, h, __ATOMIC_RELAXED);
 		swait_signal_fence();
 	}
+}
+
+/*
+ * S2, S5: the holder performs what its handlers posted.  Iteratively: the
+ * calls that perform it lock and unlock h again, and their unlocks may
+ * find new posts (a timer can outpace the holder); those go to
+ * swait_tls.backlog and this loop, not to a nested loop, so the stack does
+ * not grow with the backlog.  Then, once this thread holds no lock, S6's
+ * foreign list.
+ */
+void swait_run_posted(struct swait_head *h, swait_posted_t p)
+{
+	if (p != 0)
+		run_own(h, p);
+	if (__atomic_load_n(&swait_tls.depth, __ATOMIC_RELAXED) == 0 &&
+	    __atomic_load_n(&swait_tls.nforeign, __ATOMIC_RELAXED) != 0)
+		run_foreign();
 }

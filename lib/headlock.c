@@ -226,8 +226,10 @@ void swait_head_unlock(struct swait_head *h)
 	else
 		swait_unlock(&h->lock);
 	pending = held_pop(h);
-	if (swait_likely(pending == 0))
+	if (swait_likely((pending | __atomic_load_n(&swait_tls.nforeign,
+						    __ATOMIC_RELAXED)) == 0))
 		return;
-	/* The up-call: a handler posted wakes to this hold (S2). */
+	/* The up-call: handlers posted wakes to this hold (S2) or to other
+	 * heads while this thread held a lock (S6). */
 	swait_run_posted(h, pending);
 }

@@ -22,10 +22,19 @@ typedef unsigned long swait_posted_t;
 /* Handlers nested deeper than this while heads are held abort. */
 #define SWAIT_HELD_MAX 8
 
-/* A head this thread is taking or holding (S1-S2). */
+/*
+ * Heads other than its own that handlers may post wakes to during one
+ * outermost lock hold of their thread (S6); more abort.
+ */
+#define SWAIT_FOREIGN_MAX 8
+
+/*
+ * A head this thread is taking or holding (S1-S2), or, in foreign[], a head
+ * it does not hold that its handlers posted wakes to (S6).
+ */
 struct swait_held {
 	struct swait_head *head;	/* NULL once closed */
-	swait_posted_t pending;		/* posted by handlers (S1) */
+	swait_posted_t pending;		/* posted by handlers (S1, S6) */
 };
 
 /*
@@ -37,7 +46,10 @@ struct swait_tls {
 	unsigned async_window;		/* in a sleep's async-cancel window */
 	struct swait_head *running;	/* head swait_run_posted() works on */
 	swait_posted_t backlog;		/* sets handed to that loop (S5) */
+	unsigned nforeign;		/* entries in foreign[] */
+	unsigned draining;		/* swait_run_posted() drains them */
 	struct swait_held held[SWAIT_HELD_MAX];
+	struct swait_held foreign[SWAIT_FOREIGN_MAX];
 };
 
 extern SWAIT_TLS struct swait_tls swait_tls;
@@ -50,9 +62,10 @@ void swait_head_lock(struct swait_head *head);
 
 /*
  * Release head's lock and pop it; then, if a signal handler posted wakes
- * to this hold, perform them on head before returning (swait_run_posted(),
- * the one up-call into lib/defer.c).  So an unlock may take head's lock
- * again, after it has released it, to run those wakes or completes.
+ * to this hold (or, once the thread holds no lock, to other heads), perform
+ * them before returning (swait_run_posted(), the one up-call into
+ * lib/defer.c).  So an unlock may take head's lock again, or other heads'
+ * locks, after it has released it, to run those wakes or completes.
  */
 void swait_head_unlock(struct swait_head *head);
 
