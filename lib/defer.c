@@ -124,6 +124,21 @@ static swait_posted_t posted_add(struct swait_head *h, swait_posted_t v,
 	return flags | ones | completes * POST_COMPLETE;
 }
 
+/* Add what to entry e's set: a CAS, as nested handlers may too (S3). */
+static void post_to_entry(struct swait_held *e, struct swait_head *h,
+			  swait_posted_t what)
+{
+	swait_posted_t p = __atomic_load_n(&e->pending, __ATOMIC_RELAXED);
+
+	while (!__atomic_compare_exchange_n(&e->pending, &p,
+			posted_add(h, p, what), false,
+			__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+#if SWAIT_TEST_HOOKS
+	__atomic_add_fetch(&swait_hook_deferred, 1, __ATOMIC_RELAXED);
+#endif
+}
+
 /* S1, with S3's CAS against nested handlers: a handler's only access. */
 static bool post_to_holder(struct swait_head *h, swait_posted_t what)
 {
@@ -131,18 +146,10 @@ static bool post_to_holder(struct swait_head *h, swait_posted_t what)
 
 	while (d-- > 0) {
 		struct swait_held *e = &swait_tls.held[d];
-		swait_posted_t p;
 
 		if (__atomic_load_n(&e->head, __ATOMIC_RELAXED) != h)
 			continue;
-		p = __atomic_load_n(&e->pending, __ATOMIC_RELAXED);
-		while (!__atomic_compare_exchange_n(&e->pending, &p,
-				posted_add(h, p, what), false,
-				__ATOMIC_RELAXED, __ATOMIC_RELAXED))
-			;
-#if SWAIT_TEST_HOOKS
-		__atomic_add_fetch(&swait_hook_deferred, 1, __ATOMIC_RELAXED);
-#endif
+		post_to_entry(e, h, what);
 		return true;
 	}
 	return false;
@@ -153,7 +160,6 @@ static void post_foreign(struct swait_head *h, swait_posted_t what)
 {
 	unsigned n = __atomic_load_n(&swait_tls.nforeign, __ATOMIC_RELAXED);
 	struct swait_held *e = NULL;
-	swait_posted_t p;
 
 	for (unsigned i = 0; i < n && !e; i++)
 		if (__atomic_load_n(&swait_tls.foreign[i].head,
@@ -175,15 +181,7 @@ static void post_foreign(struct swait_head *h, swait_posted_t what)
 		__atomic_store_n(&e->head, h, __ATOMIC_RELAXED);
 		swait_signal_fence();
 	}
-	/* S3: a nested handler may post to the same entry. */
-	p = __atomic_load_n(&e->pending, __ATOMIC_RELAXED);
-	while (!__atomic_compare_exchange_n(&e->pending, &p,
-			posted_add(h, p, what), false,
-			__ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		;
-#if SWAIT_TEST_HOOKS
-	__atomic_add_fetch(&swait_hook_deferred, 1, __ATOMIC_RELAXED);
-#endif
+	post_to_entry(e, h, what);
 }
 
 bool swait_from_handler_slow(struct swait_head *h, swait_posted_t what,
