@@ -272,10 +272,16 @@ static void run_foreign(void)
 			for (; got < n; got++) {
 				struct swait_held *e = &swait_tls.foreign[got];
 
-				copy[got].pending = __atomic_exchange_n(
-					&e->pending, 0, __ATOMIC_RELAXED);
+				/*
+				 * Close, then read (H2's order): a post
+				 * after the close finds no entry for its
+				 * head and appends one, which the CAS sees.
+				 */
 				copy[got].head = __atomic_exchange_n(
 					&e->head, NULL, __ATOMIC_RELAXED);
+				swait_signal_fence();
+				copy[got].pending = __atomic_exchange_n(
+					&e->pending, 0, __ATOMIC_RELAXED);
 			}
 			swait_signal_fence();
 		} while (!__atomic_compare_exchange_n(&swait_tls.nforeign, &n, 0,
