@@ -23,7 +23,11 @@
  * (default 0) more exits return 0 with the word unchanged (an ignored
  * signal).  A stale FUTEX_WAKE aimed at a word after its waiter returned
  * (allowed by I3) is modelled as it happens: it may wake the next wait at
- * that address, spuriously.
+ * that address, spuriously; or, landing while the frame is gone (departed),
+ * on memory reused for anything, a PI futex included, where the kernel
+ * wakes nobody and answers EINVAL.  Such a wake sets the ghost late;
+ * swait_futex_wake() ignores its result, so nothing follows from it, and
+ * MUTANT_LATE_WAKE_FATAL (the abort it used to make) is caught.
  *
  * PROPERTIES (pan -DSAFETY: assertions and invalid end states)
  *
@@ -159,6 +163,8 @@
  *  MUTANT_DEQUEUE_KEEPS_STATE   (model only) finish dequeues but leaves the
  *                               word QUEUED: shows that the I1 check can fail
  *  MUTANT_NO_PASS_ON            (model only) finish swallows a WOKEN_ONE (I6)
+ *  MUTANT_LATE_WAKE_FATAL       a FUTEX_WAKE that fails after its waiter left
+ *                               aborts (swait_futex_wake before I3's EINVAL)
  */
 
 #ifndef NW
@@ -216,6 +222,7 @@ byte zs;			/* ghost bitmask, property (a') */
 byte budget = TIMEOUTS;
 byte spur = SPURIOUS;
 byte nfinished;		/* ghost: waiters that hold their token */
+bit late;			/* ghost: a FUTEX_WAKE landed late */
 
 hidden byte t1;			/* scratch, only inside d_step */
 hidden byte t2;
@@ -316,10 +323,24 @@ inline UNLOCK()
 	d_step { release() }
 }
 
-/* FUTEX_WAKE(&st[n], 1): after unlock (I5); not an access to node n (I3) */
+/*
+ * FUTEX_WAKE(&st[n], 1): after unlock (I5); not an access to node n (I3).
+ * While n's frame is gone its word may be any futex now: a late wake wakes
+ * nobody the protocol knows (infutex[n] is 0 then) and may fail with
+ * EINVAL (a PI futex with a waiter), which must not stop the waker.
+ */
 inline FUTEX_WAKE(n)
 {
-	d_step { assert(lock != _pid + 1); infutex[n] = 0 }
+	d_step {
+		assert(lock != _pid + 1);
+		if
+		:: departed[n] -> late = 1
+#ifdef MUTANT_LATE_WAKE_FATAL
+			; assert(late == 0)	/* EINVAL is fatal */
+#endif
+		:: else -> infutex[n] = 0
+		fi
+	}
 }
 
 /* cond: take a token if there is one */
