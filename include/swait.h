@@ -195,7 +195,10 @@ struct swait_completion {
 
 /* ------------------------------------------------------------ init, destroy */
 
-/* Make *head an empty head.  Equivalent to SWAIT_HEAD_INITIALIZER. */
+/*
+ * Make *head an empty head.  Equivalent to SWAIT_HEAD_INITIALIZER.  Debug
+ * builds abort if *head still has waiters (they would never be woken).
+ */
 void swait_head_init(struct swait_head *head) SWAIT_NONNULL(1);
 
 /*
@@ -220,7 +223,10 @@ void swait_head_init_pi(struct swait_head *head) SWAIT_NONNULL(1);
  */
 int swait_head_destroy(struct swait_head *head) SWAIT_NONNULL(1);
 
-/* Make *waiter an idle waiter.  Equivalent to SWAIT_WAITER_INITIALIZER. */
+/*
+ * Make *waiter an idle waiter.  Equivalent to SWAIT_WAITER_INITIALIZER.
+ * Debug builds abort if it is still queued.
+ */
 void swait_waiter_init(struct swait_waiter *waiter) SWAIT_NONNULL(1);
 
 /* ------------------------------------------------------- low-level waiting */
@@ -510,6 +516,8 @@ int swait_deadline_after(struct timespec *deadline, clockid_t clock,
  * completion_done returning true) has returned: done is read and written
  * under the head lock, and complete()/complete_all() release that lock as
  * their last access to the completion.
+ *
+ * swait_completion_init(): debug builds abort if c still has waiters.
  */
 void swait_completion_init(struct swait_completion *c) SWAIT_NONNULL(1);
 

@@ -44,8 +44,11 @@ static inline void set_done(struct swait_completion *c, unsigned int v)
 
 SWAIT_EXPORT void swait_completion_init(struct swait_completion *c)
 {
+	swait_head_init_checked(&c->wait, 0,
+		"swait_completion_init: the completion still has waiters, "
+		"who would never be woken (re-initialised while in use? "
+		"swait_completion_reinit() keeps them) [head, first waiter]");
 	set_done(c, 0);
-	swait_head_init(&c->wait);
 }
 
 SWAIT_EXPORT void swait_completion_reinit(struct swait_completion *c)

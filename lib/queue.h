@@ -40,4 +40,12 @@ void swait_wake_all_and_unlock(struct swait_head *head);
  */
 void swait_quiesce_dropping_lock(struct swait_head *head);
 
+/*
+ * Make *head an empty head with the given walks word (0, or the PI flag).
+ * Debug builds first abort with misuse if the memory is a head that still
+ * has waiters.
+ */
+void swait_head_init_checked(struct swait_head *head, uint32_t walks,
+			     const char *misuse);
+
 #endif /* SWAIT_QUEUE_H */

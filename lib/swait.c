@@ -113,10 +113,14 @@
  *  - a blocking handoff: the waker's one FUTEX_WAKE, the waiter's one
  *    FUTEX_WAIT (plus FUTEX_WAKE/WAIT on the lock word under contention).
  */
+#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "annotate.h"
 #include "check.h"
@@ -208,15 +212,62 @@ static uint32_t *dequeue_and_flip(struct swait_head *h, struct swait_waiter *w,
 
 /* ------------------------------------------------------------ init/destroy */
 
+/*
+ * Copy n bytes at addr into buf, or return false if addr is not readable:
+ * process_vm_readv() on our own process reports an unmapped address as an
+ * error instead of a fault.  Debug builds only.
+ */
+static bool peek(const void *addr, void *buf, size_t n)
+{
+	struct iovec local = { buf, n };
+	struct iovec remote = { (void *)(uintptr_t)addr, n };
+	int saved = errno;
+	ssize_t r = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+
+	errno = saved;
+	return r == (ssize_t)n;
+}
+
+/*
+ * Debug builds: does the list anchored at a hold waiters?  An init may run
+ * on never-initialised memory, so its bytes are read as a guess and the
+ * guess is checked through peek(): the first node must name this head and
+ * link back to the anchor, which garbage does not do by chance.
+ */
+static bool has_waiters(const struct swait_head *h)
+{
+	const struct swait_list *first =
+		__atomic_load_n(&h->list.next, __ATOMIC_RELAXED);
+	struct swait_waiter w;
+
+	if (!SWAIT_DEBUG_CHECKS || first == NULL || first == &h->list)
+		return false;
+	return peek(waiter_of(first), &w, sizeof(w)) && w.head == h &&
+	       w.link.prev == &h->list;
+}
+
+void swait_head_init_checked(struct swait_head *h, uint32_t walks,
+			     const char *misuse)
+{
+	if (has_waiters(h))
+		swait_fatal(misuse, h, h->list.next, NULL);
+	memset(h, 0, sizeof(*h));
+	h->walks = walks;
+}
+
 SWAIT_EXPORT void swait_head_init(struct swait_head *h)
 {
-	memset(h, 0, sizeof(*h));
+	swait_head_init_checked(h, 0,
+		"swait_head_init: the head still has waiters, who would never "
+		"be woken (re-initialised while in use?) [head, first waiter]");
 }
 
 SWAIT_EXPORT void swait_head_init_pi(struct swait_head *h)
 {
-	memset(h, 0, sizeof(*h));
-	h->walks = SWAIT_WALKS_PI;
+	swait_head_init_checked(h, SWAIT_WALKS_PI,
+		"swait_head_init_pi: the head still has waiters, who would "
+		"never be woken (re-initialised while in use?) "
+		"[head, first waiter]");
 }
 
 SWAIT_EXPORT int swait_head_destroy(struct swait_head *h)
@@ -236,6 +287,18 @@ SWAIT_EXPORT int swait_head_destroy(struct swait_head *h)
 
 SWAIT_EXPORT void swait_waiter_init(struct swait_waiter *w)
 {
+	uint32_t s = load_relaxed(&w->state);
+	struct swait_list *next = w->link.next, *back;
+
+	/* Debug builds: a queued waiter's neighbour links back to it. */
+	if (SWAIT_DEBUG_CHECKS && w->group == SWAIT_MAGIC && next &&
+	    (s == SWAIT_QUEUED || s == SWAIT_SLEEPING) &&
+	    peek((const char *)next + offsetof(struct swait_list, prev),
+		 &back, sizeof(back)) &&
+	    back == &w->link)
+		swait_fatal("swait_waiter_init: the waiter is still queued "
+			    "(re-initialised before swait_finish()?) "
+			    "[waiter, its head]", w, w->head, NULL);
 	memset(w, 0, sizeof(*w));
 }
 

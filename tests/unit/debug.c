@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: MIT
 /*
  * debug.c - the debug checks: misuse that would corrupt a queue or lose a
- * wakeup aborts with a message naming the misuse.  Death tests: each
+ * wakeup aborts with a message naming the misuse, and an init that meets
+ * memory not in use (garbage included) does not.  Death tests: each
  * misuse runs in a forked child whose stderr is captured; the child must
  * die of SIGABRT with the expected words in its message.
  *
  * Built with -DSWAIT_TEST_DEBUG_CHECKS=1 when the library has its checks
  * (Meson's debug_checks_on); otherwise every test here is skipped.
  */
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 
 #include "tu_unit.h"
@@ -243,10 +248,123 @@ static void test_group_node_misuse(void **state)
 		expect_death(single_call_on_group_node, &which[i], words);
 }
 
+/*
+ * Re-initialising in use: arg selects a head, a PI head, a completion with
+ * a thread blocked in its wait, a group node's head, or a queued waiter.
+ */
+static struct swait_completion reinit_comp;
+
+static void *wait_comp(void *arg)
+{
+	(void)arg;
+	swait_completion_wait(&reinit_comp);
+	return NULL;
+}
+
+static void reinit_in_use(void *arg)
+{
+	struct swait_head h = SWAIT_HEAD_INITIALIZER;
+	struct swait_head pi = SWAIT_HEAD_PI_INITIALIZER;
+	struct swait_head *heads[2] = { &h, &pi };
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER, g[2];
+	pthread_t t;
+
+	switch (*(int *)arg) {
+	case 0:
+		swait_prepare(&h, &w);
+		swait_head_init(&h);
+		break;
+	case 1:
+		swait_prepare(&pi, &w);
+		swait_head_init_pi(&pi);
+		break;
+	case 2:
+		swait_completion_init(&reinit_comp);
+		tu_check(pthread_create(&t, NULL, wait_comp, NULL) == 0);
+		while (!swait_active(&reinit_comp.wait))
+			sched_yield();
+		swait_completion_init(&reinit_comp);
+		break;
+	case 3:
+		memset(g, 0, sizeof(g));
+		swait_prepare_any(heads, 2, g);
+		swait_head_init_pi(&pi);	/* g[1] is queued there */
+		break;
+	default:
+		swait_prepare(&h, &w);
+		swait_waiter_init(&w);
+		break;
+	}
+}
+
+static void test_reinit_in_use(void **state)
+{
+	static const char *const head_words[] = { "still has waiters", NULL };
+	static const char *const waiter_words[] = { "still queued", NULL };
+	static int which[5] = { 0, 1, 2, 3, 4 };
+
+	(void)state;
+	for (int i = 0; i < 4; i++)
+		expect_death(reinit_in_use, &which[i], head_words);
+	expect_death(reinit_in_use, &which[4], waiter_words);
+}
+
+/*
+ * What an init may meet that is not a head in use: garbage, links into
+ * readable memory that does not link back, an unmapped address, a head
+ * whose waiters have left, a copy of a head in use, a finished waiter.
+ */
+static void reinit_not_in_use(void *arg)
+{
+	struct swait_head h = SWAIT_HEAD_INITIALIZER, copy;
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+	struct swait_waiter decoy[2];
+	void *page;
+
+	(void)arg;
+	memset(&h, 0xa5, sizeof(h));
+	swait_head_init(&h);
+	memset(decoy, 0x5a, sizeof(decoy));
+	h.list.next = &decoy[1].link;		/* readable, no link back */
+	swait_head_init_pi(&h);
+	page = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+		    -1, 0);
+	tu_check(page != MAP_FAILED);
+	h.list.next = (struct swait_list *)page;	/* unreadable */
+	swait_head_init(&h);
+	h.list.next = (struct swait_list *)(uintptr_t)0x10;
+	swait_head_init(&h);
+	munmap(page, 4096);
+
+	swait_prepare(&h, &w);
+	memcpy(&copy, &h, sizeof(copy));	/* its waiter names h */
+	swait_head_init(&copy);
+	swait_finish(&h, &w);
+	swait_head_init(&h);			/* the waiter has left */
+	swait_waiter_init(&w);			/* finished: idle */
+	memset(&w, 0xa5, sizeof(w));
+	swait_waiter_init(&w);
+	tu_check(swait_head_destroy(&h) == 0);
+}
+
+static void test_reinit_not_in_use_survives(void **state)
+{
+	struct tu_child res;
+
+	(void)state;
+	if (!SWAIT_TEST_DEBUG_CHECKS)
+		skip();
+	assert_int_equal(tu_run_child(reinit_not_in_use, NULL, CHILD_SECONDS,
+				      &res), 0);
+	assert_true(tu_child_ok(&res, "init of memory not in use"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_correct_use_survives),
+		cmocka_unit_test(test_reinit_in_use),
+		cmocka_unit_test(test_reinit_not_in_use_survives),
 		cmocka_unit_test(test_prepare_on_second_head),
 		cmocka_unit_test(test_overwritten_waiter),
 		cmocka_unit_test(test_overwritten_magic),
