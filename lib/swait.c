@@ -229,28 +229,32 @@ static bool peek(const void *addr, void *buf, size_t n)
 }
 
 /*
- * Debug builds: does the list anchored at a hold waiters?  An init may run
+ * Debug builds: h's first waiter, or NULL if it has none.  An init may run
  * on never-initialised memory, so its bytes are read as a guess and the
  * guess is checked through peek(): the first node must name this head and
  * link back to the anchor, which garbage does not do by chance.
  */
-static bool has_waiters(const struct swait_head *h)
+static const struct swait_list *first_waiter(const struct swait_head *h)
 {
 	const struct swait_list *first =
 		__atomic_load_n(&h->list.next, __ATOMIC_RELAXED);
 	struct swait_waiter w;
 
 	if (!SWAIT_DEBUG_CHECKS || first == NULL || first == &h->list)
-		return false;
-	return peek(waiter_of(first), &w, sizeof(w)) && w.head == h &&
-	       w.link.prev == &h->list;
+		return NULL;
+	if (peek(waiter_of(first), &w, sizeof(w)) && w.head == h &&
+	    w.link.prev == &h->list)
+		return first;
+	return NULL;
 }
 
 void swait_head_init_checked(struct swait_head *h, uint32_t walks,
 			     const char *misuse)
 {
-	if (has_waiters(h))
-		swait_fatal(misuse, h, h->list.next, NULL);
+	const struct swait_list *first = first_waiter(h);
+
+	if (first)
+		swait_fatal(misuse, h, first, NULL);
 	memset(h, 0, sizeof(*h));
 	h->walks = walks;
 }
