@@ -3,6 +3,7 @@
  * check.c - fatal error reporting.  write(2) only: these run with the head
  * lock held and may run in a signal handler, where stdio is not safe.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -90,6 +91,9 @@ void swait_fatal_errno(const char *call, int err, const char *file, int line)
 	put(buf, &len, sizeof(buf) - 1, call);
 	put(buf, &len, sizeof(buf) - 1, " failed with errno ");
 	put_dec(buf, &len, sizeof(buf) - 1, err);
-	put(buf, &len, sizeof(buf) - 1, " (impossible in a correct program)");
+	put(buf, &len, sizeof(buf) - 1, err == ENOSYS ?
+	    " (the kernel does not provide this futex operation)" :
+	    " (the futex word was overwritten, or its memory freed, while "
+	    "in use)");
 	emit_and_abort(buf, len);
 }

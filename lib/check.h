@@ -30,7 +30,13 @@ __attribute__((noreturn, cold))
 void swait_fatal(const char *what, const void *a, const void *b,
 		 const void *c);
 
-/* Abort after printing an impossible system call error. */
+/*
+ * Abort after printing a futex error that no correct program meets: ENOSYS
+ * (a kernel without the operation), or one that only a word overwritten or
+ * freed while in use causes (EFAULT, EINVAL after the library's own
+ * validation, EPERM).  Errors a correct program can meet are handled or
+ * named where they occur.
+ */
 __attribute__((noreturn, cold))
 void swait_fatal_errno(const char *call, int err, const char *file, int line);
 

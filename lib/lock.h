@@ -24,6 +24,7 @@
 #ifndef SWAIT_LOCK_H
 #define SWAIT_LOCK_H
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -187,6 +188,10 @@ static void swait_pi_lock_slow(uint32_t *word)
 		}
 		if (err == EINTR || err == EAGAIN)
 			continue;	/* owner exiting, or a signal: retry */
+		if (err == ENOMEM) {	/* no memory for the kernel's PI state */
+			sched_yield();	/* a lock cannot fail: retry */
+			continue;
+		}
 		/*
 		 * EDEADLK: this thread already holds the lock: a call that is
 		 * not async-signal-safe, made from a signal handler that
@@ -199,9 +204,21 @@ static void swait_pi_lock_slow(uint32_t *word)
 				    "async-signal-safe made from a signal "
 				    "handler?) [lock word]", word, NULL, NULL);
 		/*
-		 * EOWNERDEAD/ESRCH: the owner died inside an O(1) critical
-		 * section, which only memory corruption can cause.
+		 * ESRCH/EOWNERDEAD: the thread id in the word is not a live
+		 * thread.  The library never leaves a critical section
+		 * except by its unlock (C1 keeps cancellation out of it), so
+		 * a thread was ended inside one from outside: longjmp or
+		 * pthread_exit out of a handler, or the user's asynchronous
+		 * cancellation; or the word was copied into a fork child
+		 * while a thread of the parent held it (the fork rule).
 		 */
+		if (err == ESRCH || err == EOWNERDEAD)
+			swait_fatal("PI head lock: the thread that holds it is "
+				    "gone (ended inside a swait call by longjmp, "
+				    "pthread_exit or asynchronous cancellation, "
+				    "or held by another thread at fork) "
+				    "[lock word]", word, NULL, NULL);
+		/* EFAULT, EINVAL, EPERM: the word is not a lock word. */
 		swait_fatal_errno("FUTEX_LOCK_PI", err, __FILE__, __LINE__);
 	}
 }

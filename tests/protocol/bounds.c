@@ -17,6 +17,10 @@
  * interrupted its own thread's hold of the same head.  Debug builds must
  * abort naming it; without the debug checks the child would hang, so the
  * test is skipped there.
+ *
+ * The third is a PI head lock whose holder ended inside the critical
+ * section: every build must abort saying so (it used to say "impossible
+ * in a correct program").
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -26,6 +30,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -107,6 +112,45 @@ static void nest_too_deep(void)
 	_exit(0);	/* not reached: the ninth level must abort */
 }
 
+/*
+ * A thread that ends inside a PI head's critical section (here by a raw
+ * exit from the test hook: what a longjmp or pthread_exit out of a handler
+ * would do) leaves its thread id in the lock word.  The next locker's
+ * FUTEX_LOCK_PI gets ESRCH; the abort must say what happened, not call it
+ * impossible.
+ */
+static struct swait_head pi_head = SWAIT_HEAD_PI_INITIALIZER;
+
+static void exit_in_hook(struct swait_head *h)
+{
+	if (h == &pi_head)
+		syscall(SYS_exit, 0);	/* the thread only; no unwinding */
+}
+
+static void *die_holding(void *arg)
+{
+	static struct swait_waiter w;	/* stays valid: it stays queued */
+
+	(void)arg;
+	swait_prepare(&pi_head, &w);
+	return NULL;
+}
+
+static void owner_gone(void)
+{
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+	pthread_t t;
+
+	__atomic_store_n(&swait_hook_prepare_locked, exit_in_hook,
+			 __ATOMIC_RELEASE);
+	if (pthread_create(&t, NULL, die_holding, NULL) != 0 ||
+	    pthread_join(t, NULL) != 0)
+		_exit(3);
+	__atomic_store_n(&swait_hook_prepare_locked, NULL, __ATOMIC_RELEASE);
+	swait_prepare(&pi_head, &w);
+	_exit(0);	/* not reached: the lock's owner is gone */
+}
+
 /* Run fn in a child with stderr captured; its wait status and stderr. */
 static int run_child(void (*fn)(void), char *out, size_t size)
 {
@@ -168,11 +212,22 @@ static void misuse_in_handler_is_named(void **state)
 		     "only the four wakes");
 }
 
+static void pi_owner_gone_is_named(void **state)
+{
+	(void)state;
+#ifdef __SANITIZE_THREAD__
+	skip();		/* TSan cannot follow a thread's raw exit */
+#endif
+	expect_abort(owner_gone, "the thread that holds it is gone",
+		     "PI head lock");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(nesting_past_the_bound_aborts),
 		cmocka_unit_test(misuse_in_handler_is_named),
+		cmocka_unit_test(pi_owner_gone_is_named),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
