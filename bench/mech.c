@@ -24,6 +24,7 @@
 #include <swait.h>
 
 #include "bench.h"
+#include "futex.h"	/* lib/: the ABI's futex call */
 
 struct chan {
 	alignas(64) uint32_t count;	/* units; futex word of the futex mechs */
@@ -41,8 +42,8 @@ _Thread_local unsigned long tl_futex_wake, tl_futex_wait;
 void bench_futex_wake(uint32_t *word, int n)
 {
 	tl_futex_wake++;
-	syscall(SYS_futex, word, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, n, NULL,
-		NULL, 0);
+	syscall(SWAIT_SYS_FUTEX, word, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, n,
+		NULL, NULL, 0);
 }
 
 int bench_futex_wait(uint32_t *word, uint32_t val, clockid_t clock,
@@ -53,9 +54,10 @@ int bench_futex_wait(uint32_t *word, uint32_t val, clockid_t clock,
 	if (clock == CLOCK_REALTIME)
 		op |= FUTEX_CLOCK_REALTIME;
 	tl_futex_wait++;
-	if (syscall(SYS_futex, word, op, val, deadline, NULL,
-		    FUTEX_BITSET_MATCH_ANY) != 0)
-		return errno;
+	/* The library's choice of call and timeout layout for this ABI. */
+	if (swait_futex_timed(word, op, val, deadline,
+			      FUTEX_BITSET_MATCH_ANY) != 0)
+		return errno == SWAIT_ECLAMPED ? 0 : errno;
 	return 0;
 }
 

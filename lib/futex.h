@@ -15,6 +15,18 @@
  *    the kernel after our own validation) abort with file, line and errno,
  *    except where the call may legitimately land on reused memory: see
  *    swait_futex_wake().
+ *  - One system call per ABI, decided here (swait_futex_timed() and
+ *    SWAIT_SYS_FUTEX).  A 64-bit ABI has one futex call, whose timeout is
+ *    its own struct timespec.  A 32-bit ABI (i386, armhf, riscv32 ...) has
+ *    two: SYS_futex reads a timeout of two 32-bit fields, SYS_futex_time64
+ *    (Linux 5.1) one of two 64-bit fields.  Its struct timespec is either
+ *    layout, by _TIME_BITS, so a deadline is never passed through as it is:
+ *    it is copied into the layout of the call made.  futex_time64 comes
+ *    first, so deadlines past 2038 work; SYS_futex only after the kernel
+ *    said ENOSYS, with a deadline that does not fit clamped (its expiry is
+ *    then reported as a spurious wakeup, never as ETIMEDOUT).  Calls without
+ *    a timeout do not care: SWAIT_SYS_FUTEX is whichever call exists
+ *    (riscv32 has no SYS_futex).
  */
 #ifndef SWAIT_FUTEX_H
 #define SWAIT_FUTEX_H
@@ -29,31 +41,99 @@
 #include "check.h"
 #include "internal.h"
 
+#ifdef SYS_futex
+#define SWAIT_SYS_FUTEX SYS_futex
+#else
+#define SWAIT_SYS_FUTEX SYS_futex_time64
+#endif
+
+/* Not an errno value: a clamped deadline expired (see the policy above). */
+#define SWAIT_ECLAMPED (-1)
+
+#if defined(SYS_futex_time64)
+/* The kernel's struct __kernel_timespec and struct old_timespec32. */
+struct swait_kts64 {
+	int64_t tv_sec;
+	int64_t tv_nsec;
+};
+
+struct swait_kts32 {
+	int32_t tv_sec;
+	int32_t tv_nsec;
+};
+#endif
+
+/*
+ * The futex call op, with an absolute timeout ts (NULL: none) and a bitset
+ * in val3.  Returns what syscall() returns, errno set.  A negative tv_sec
+ * (already checked for a valid tv_nsec) is long past: the kernel would
+ * refuse it with EINVAL, so it is passed as the epoch, which has the same
+ * meaning.  On 32-bit ABIs, errno SWAIT_ECLAMPED: see the policy above.
+ */
+static inline long swait_futex_timed(uint32_t *word, int op, uint32_t val,
+				     const struct timespec *ts, uint32_t val3)
+{
+#if defined(SYS_futex_time64)
+	static int time64_missing;	/* the kernel said ENOSYS (< 5.1) */
+	struct swait_kts64 t64;
+	struct swait_kts32 t32;
+	long r;
+
+	if (!ts)
+		return syscall(SWAIT_SYS_FUTEX, word, op, val, NULL, NULL,
+			       val3);
+	t64.tv_sec = ts->tv_sec < 0 ? 0 : (int64_t)ts->tv_sec;
+	t64.tv_nsec = ts->tv_sec < 0 ? 0 : ts->tv_nsec;
+	if (!__atomic_load_n(&time64_missing, __ATOMIC_RELAXED)) {
+		r = syscall(SYS_futex_time64, word, op, val, &t64, NULL, val3);
+		if (r == 0 || errno != ENOSYS)
+			return r;
+		__atomic_store_n(&time64_missing, 1,
+				 __ATOMIC_RELAXED);
+	}
+#ifdef SYS_futex
+	/* Linux < 5.1: 32-bit seconds, so clamp at 2038. */
+	t32.tv_sec = t64.tv_sec > INT32_MAX ? INT32_MAX : (int32_t)t64.tv_sec;
+	t32.tv_nsec = (int32_t)t64.tv_nsec;
+	r = syscall(SYS_futex, word, op, val, &t32, NULL, val3);
+	if (r != 0 && errno == ETIMEDOUT && t64.tv_sec > INT32_MAX)
+		errno = SWAIT_ECLAMPED;
+	return r;
+#else
+	(void)t32;
+	errno = ENOSYS;
+	return -1;
+#endif
+#else
+	static const struct timespec past = { 0, 0 };
+
+	if (ts && ts->tv_sec < 0)
+		ts = &past;
+	return syscall(SYS_futex, word, op, val, ts, NULL, val3);
+#endif
+}
+
 /*
  * Sleep while *word == expected, until a FUTEX_WAKE on word, a signal, or the
  * absolute deadline on clock (NULL: none).  Returns 0 (woken, possibly
  * spuriously), EAGAIN (*word != expected on entry), ETIMEDOUT or EINTR.
- * A deadline with a negative tv_sec (already checked for a valid tv_nsec)
- * is long past: the kernel would refuse it with EINVAL, so it is passed as
- * the epoch, which has the same meaning.
  */
 static inline int swait_futex_wait(uint32_t *word, uint32_t expected,
 				   clockid_t clock,
 				   const struct timespec *deadline)
 {
-	static const struct timespec past = { 0, 0 };
 	int op = FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG;
 	int saved = errno;
 	int err = 0;
 
-	if (deadline && deadline->tv_sec < 0)
-		deadline = &past;
 	if (clock == CLOCK_REALTIME)
 		op |= FUTEX_CLOCK_REALTIME;
-	if (syscall(SYS_futex, word, op, expected, deadline, NULL,
-		    FUTEX_BITSET_MATCH_ANY) != 0)
+	if (swait_futex_timed(word, op, expected, deadline,
+			      FUTEX_BITSET_MATCH_ANY) != 0)
 		err = errno;
 	errno = saved;
+	if (err == SWAIT_ECLAMPED)
+		err = 0;	/* a clamped deadline passed: spurious */
 	if (err != 0 && err != EAGAIN && err != ETIMEDOUT && err != EINTR)
 		swait_fatal_errno("FUTEX_WAIT_BITSET", err, __FILE__, __LINE__);
 	return err;
@@ -83,7 +163,7 @@ static inline void swait_futex_wake(uint32_t *word, int n)
 	if (hook)
 		hook(word);
 #endif
-	if (syscall(SYS_futex, word, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, n,
+	if (syscall(SWAIT_SYS_FUTEX, word, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, n,
 		    NULL, NULL, 0) < 0 && errno == ENOSYS)
 		swait_fatal_errno("FUTEX_WAKE", errno, __FILE__, __LINE__);
 	errno = saved;

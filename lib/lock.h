@@ -46,7 +46,7 @@ static inline void swait_cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
 	__builtin_ia32_pause();
-#elif defined(__aarch64__)
+#elif defined(__aarch64__) || (defined(__arm__) && __ARM_ARCH >= 7)
 	__asm__ __volatile__("yield" ::: "memory");
 #else
 	__asm__ __volatile__("" ::: "memory");
@@ -172,8 +172,9 @@ static void swait_pi_lock_slow(uint32_t *word)
 		int saved = errno, err = 0;
 
 		/* The kernel's lock is a full barrier: acquire included. */
-		if (syscall(SYS_futex, word, FUTEX_LOCK_PI | FUTEX_PRIVATE_FLAG,
-			    0, NULL, NULL, 0) != 0)
+		if (syscall(SWAIT_SYS_FUTEX, word,
+			    FUTEX_LOCK_PI | FUTEX_PRIVATE_FLAG, 0, NULL, NULL,
+			    0) != 0)
 			err = errno;
 		errno = saved;
 		if (err == 0) {
@@ -239,8 +240,8 @@ static inline void swait_pi_unlock(uint32_t *word)
 	 */
 	(void)__atomic_fetch_or(word, 0, __ATOMIC_RELEASE);
 	saved = errno;
-	if (syscall(SYS_futex, word, FUTEX_UNLOCK_PI | FUTEX_PRIVATE_FLAG,
-		    0, NULL, NULL, 0) != 0)
+	if (syscall(SWAIT_SYS_FUTEX, word,
+		    FUTEX_UNLOCK_PI | FUTEX_PRIVATE_FLAG, 0, NULL, NULL, 0) != 0)
 		swait_fatal_errno("FUTEX_UNLOCK_PI", errno, __FILE__, __LINE__);
 	errno = saved;
 }

@@ -175,6 +175,19 @@ pid_t tu_gettid(void)
 	return (pid_t)syscall(SYS_gettid);
 }
 
+bool tu_is_futex_call(long nr)
+{
+#ifdef SYS_futex_time64
+	if (nr == SYS_futex_time64)
+		return true;
+#endif
+#ifdef SYS_futex
+	if (nr == SYS_futex)
+		return true;
+#endif
+	return false;
+}
+
 struct timespec tu_deadline(clockid_t clock, long long nsec)
 {
 	struct timespec ts;

@@ -160,6 +160,12 @@ void tu_spin(unsigned n);
 
 pid_t tu_gettid(void);
 
+/*
+ * Whether system call number nr (as /proc/.../syscall shows it) is a futex
+ * call: SYS_futex, or SYS_futex_time64 on 32-bit ABIs.
+ */
+bool tu_is_futex_call(long nr);
+
 /* Pin the calling thread to CPU cpu (modulo the CPUs available); 0 or -1. */
 int tu_pin_self(int cpu);
 

@@ -58,7 +58,7 @@ static bool in_futex(pid_t tid)
 
 	if (read_task_file(tid, "syscall", buf, sizeof(buf)) <= 0)
 		return true;
-	return atol(buf) == SYS_futex;
+	return tu_is_futex_call(atol(buf));
 }
 
 bool tu_wait_asleep(pid_t tid, const struct swait_head *head)

@@ -99,7 +99,7 @@ static int in_futex(pid_t tid)
 	if (fscanf(f, "%ld", &nr) != 1)
 		nr = -1;
 	fclose(f);
-	return nr == SYS_futex && swait_active(&sleep_head);
+	return tu_is_futex_call(nr) && swait_active(&sleep_head);
 }
 
 /* A waiter on target_waiters, so that the plain wakes take the lock. */
