@@ -190,8 +190,10 @@ static inline void finish_swait(struct swait_queue_head *q,
 static inline const struct timespec *
 swait_kernel_deadline_ms(struct timespec *dl, unsigned long ms)
 {
+	unsigned long long wide = ms;	/* 32-bit long: no type-limits warning */
+
 	if (ms == (unsigned long)MAX_SCHEDULE_TIMEOUT ||
-	    ms >= (unsigned long long)INT64_MAX / 1000000u)
+	    wide >= (unsigned long long)INT64_MAX / 1000000u)
 		return NULL;
 	/* Cannot fail: the clock is valid and the offset is not negative. */
 	(void)swait_deadline_after(dl, CLOCK_MONOTONIC, (int64_t)ms * 1000000);
@@ -205,7 +207,7 @@ static inline long swait_kernel_left_ms(const struct timespec *dl)
 	int64_t ns;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	ns = (int64_t)(dl->tv_sec - now.tv_sec) * 1000000000 +
+	ns = ((int64_t)dl->tv_sec - (int64_t)now.tv_sec) * 1000000000 +
 	     (dl->tv_nsec - now.tv_nsec);
 	if (ns <= 0)
 		return 1;
