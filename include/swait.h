@@ -122,6 +122,17 @@
 #include <stdint.h>
 #include <time.h>
 
+/*
+ * time_t is 64 bits in every libswait build (deadlines past 2038): on a
+ * 32-bit ABI whose own time_t is 32 bits (i386, armhf), users build with
+ * _TIME_BITS=64, as the library was.  glibc 2.34 or later.
+ */
+#if defined(__GLIBC__) && defined(__TIMESIZE) && __TIMESIZE == 32 && \
+	!defined(__USE_TIME_BITS64) && \
+	(__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+#error "libswait needs a 64-bit time_t: build with -D_TIME_BITS=64 -D_FILE_OFFSET_BITS=64 (pkg-config --cflags swait)"
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -149,10 +160,10 @@ struct swait_list {
 };
 
 /*
- * A wait queue head: 24 bytes on LP64.  All-zero bytes are a valid, empty
- * head, so static and calloc'd heads need no initialisation.  The fields are
- * private to the library; they are exposed only so that heads can be
- * embedded and statically initialised.
+ * A wait queue head: 24 bytes on LP64, 16 on ILP32.  All-zero bytes are a
+ * valid, empty head, so static and calloc'd heads need no initialisation.
+ * The fields are private to the library; they are exposed only so that
+ * heads can be embedded and statically initialised.
  */
 struct swait_head {
 	uint32_t lock;		/* the head lock's futex word */
@@ -161,8 +172,8 @@ struct swait_head {
 };
 
 /*
- * A waiter: 32 bytes on LP64.  Lives in the waiting thread's stack frame.
- * All-zero bytes are a valid, idle waiter.
+ * A waiter: 32 bytes on LP64, 20 on ILP32.  Lives in the waiting thread's
+ * stack frame.  All-zero bytes are a valid, idle waiter.
  */
 struct swait_waiter {
 	struct swait_list link;		/* on the head's list while queued */

@@ -4,7 +4,7 @@
  *
  * Heads are embedded in users' structures and waiters live in their stack
  * frames, so the sizes are part of the ABI: on LP64 a head is at most 24
- * bytes and a waiter at most 32.  The header's SWAIT_VERSION_* must match
+ * bytes and a waiter at most 32; with 32-bit pointers 16 and 20.  The header's SWAIT_VERSION_* must match
  * the Meson project version (passed in as SWAIT_EXPECT_VERSION_*).  Both are
  * checked at compile time; the run checks that each INITIALIZER is the
  * all-zero state the header calls valid and empty.
@@ -32,7 +32,23 @@ _Static_assert(sizeof(struct swait_head) <= 24,
 	       "struct swait_head grew past 24 bytes");
 _Static_assert(sizeof(struct swait_waiter) <= 32,
 	       "struct swait_waiter grew past 32 bytes");
+#elif defined(__ILP32__) || (defined(__SIZEOF_POINTER__) && __SIZEOF_POINTER__ == 4)
+/* i386, armhf, x32: 32-bit pointers. */
+_Static_assert(sizeof(struct swait_head) <= 16,
+	       "struct swait_head grew past 16 bytes");
+_Static_assert(sizeof(struct swait_waiter) <= 20,
+	       "struct swait_waiter grew past 20 bytes");
+#else
+#error "layout.c: give this ABI's size limits (swait(7), SIZES)"
 #endif
+
+/* The futex words: 32-bit and 4-byte aligned, as the kernel requires. */
+_Static_assert(sizeof(((struct swait_waiter *)0)->state) == 4 &&
+	       offsetof(struct swait_waiter, state) % 4 == 0 &&
+	       offsetof(struct swait_head, lock) % 4 == 0 &&
+	       _Alignof(struct swait_head) >= 4 &&
+	       _Alignof(struct swait_waiter) >= 4,
+	       "a futex word is not a 4-byte aligned 32-bit word");
 
 /* The kernel's names for the completion's members. */
 _Static_assert(offsetof(struct swait_completion, done) == 0 &&
