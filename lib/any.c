@@ -36,6 +36,13 @@
  *      thing and leave, and a second wake may stand for a second thing
  *      (a single waiter never holds two wakes, a group may).
  *
+ * Memory ordering is lib/swait.c's O1-O3, with G for the word: the fence
+ * at the end of prepare_any is O1's (DMB ISH on ARMv8); the waker's
+ * fetch-or of G is a release (LDSETL, or an LDXR/STLXR loop) and the
+ * waiter's loads and CASes of G are acquires (LDAR, CASA), so what the
+ * waker wrote before the wake is visible to the woken group; the announce
+ * CAS and the fetch-or are read-modify-writes of one word (O2).
+ *
  * tests/model/group.pml checks G1-G5 exhaustively, with single waiters
  * beside the group on both heads; its seeded bugs (group_no_pass_on,
  * group_prepare_consumes, group_keep_bit, group_wake_always_no) are each

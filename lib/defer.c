@@ -80,6 +80,15 @@
  *      already in flight when the state was disabled is ignored by glibc's
  *      handler and acted on at the restore.
  *
+ * Memory ordering.  Every rule above is between a thread and the handlers
+ * that interrupt it: the posting handler and the performing holder run on
+ * one thread, which the kernel's signal delivery and return order like
+ * ordinary program order on every architecture.  So compiler barriers
+ * (swait_signal_fence(), which emits no instruction, not even on ARM or
+ * POWER) and single-word atomics suffice; no hardware barrier is needed
+ * here.  The wakes a holder performs are ordinary calls, ordered by
+ * lib/swait.c's O1-O4.
+ *
  * tests/model/sig.pml checks S1-S5 and H1-H3 exhaustively, with a handler
  * nested in the handler and another thread contending for the lock; its
  * seeded bugs sig_fill_first (H1), sig_pop_first (H2) and sig_no_recheck

@@ -106,6 +106,45 @@
  *      between critical sections.  Lockless readers of the list read only
  *      head->list.next, and every store to a ->next is atomic.
  *
+ *  On weaker hardware.  x86 hides most of this (every locked instruction is
+ *  a full barrier, and only store-to-load reordering exists), so the
+ *  qemu-user runs of CI on an x86 host do not exercise ARM's or POWER's
+ *  reorderings, and the spin model is sequentially consistent but for O1's
+ *  store buffer.  What each step compiles to on ARMv8 (gcc 12, -march
+ *  armv8-a; LSE atomics replace the exclusive pairs where available), and
+ *  what breaks if it is made weaker, for a reviewer on ARM:
+ *
+ *   O1  the two __atomic_thread_fence(SEQ_CST) are DMB ISH: a full barrier
+ *       that orders the earlier store (the enqueue's list stores and the
+ *       unlock's STLR; the caller's store of cond) before the later load
+ *       (LDR of cond; LDR of head->list.next).  ARMv8 is
+ *       other-multi-copy-atomic, so the two barriers forbid the "store
+ *       buffering" outcome in which each side reads the other's old value.
+ *       Weaker: DMB ISHST orders stores only and allows it; dropping either
+ *       fence allows it; an STLR followed by a plain LDR does not order
+ *       them either (only STLR then LDAR is ordered on ARMv8, and C11 does
+ *       not promise even that).  The result is a lost wakeup: the waiter
+ *       reads cond false and sleeps, the waker reads an empty list and
+ *       returns.  mutant no_barrier is that bug; x86 hides it at run time
+ *       because the unlock's XCHG is already a full barrier.
+ *   O2  the announce CAS and the waker's exchange are read-modify-writes
+ *       of one word (LDAXR/STXR loops, or CASA and SWPL): same-location
+ *       coherence orders them whatever the barriers, so it holds on any
+ *       hardware.  The kernel's futex_wait() orders its load of the word
+ *       against the waker with its own smp_mb() pairing.
+ *   O3  the exchange is a release (STLXR, or SWPL) and the waiter's loads
+ *       of WOKEN_* are acquires (LDAR, or the CASA): RCsc on ARMv8.  Made
+ *       relaxed, the woken waiter may read cond and the data the waker
+ *       wrote before the wake as they were before it.
+ *   O4  the lock's acquire CAS (LDAXR or CASA) and release (STLR or the
+ *       release exchange) order the critical sections; the relaxed
+ *       atomic stores of ->next are plain STRs, single-copy atomic for an
+ *       aligned pointer on ARMv8 and ARMv7 alike.
+ *
+ *  No C11 model checker that explores weak-memory executions (herd7,
+ *  GenMC, CDSChecker, Nidhugg, CBMC) is packaged in Debian 12, so this
+ *  argument is checked by reading, not by a tool.
+ *
  * COST
  *
  *  - wake on an empty head: one fence, one load.
