@@ -97,10 +97,16 @@ uint32_t swait_tid_refresh(void)
 	return tid;
 }
 
-/* Without MADV_WIPEONFORK: at least fork() clears the stamp. */
+/*
+ * fork() clears the stamp wherever it lives: without MADV_WIPEONFORK, and
+ * where the advice is accepted but not carried out (qemu-user answers 0
+ * and ignores it), this is what keeps a fork() child's cache from matching.
+ */
 static void swait_atfork_child(void)
 {
-	__atomic_store_n(&stamp_fallback, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(__atomic_load_n(&swait_process_stamp,
+					 __ATOMIC_RELAXED), 0,
+			 __ATOMIC_RELAXED);
 }
 
 __attribute__((constructor))

@@ -13,6 +13,7 @@
  */
 #include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -88,6 +89,13 @@ static void test_pi_head_after_fork(void **state)
 static void test_pi_head_after__Fork(void **state)
 {
 	(void)state;
+	/*
+	 * qemu-user (the cross builds' exe wrapper) answers MADV_WIPEONFORK
+	 * with 0 and does not carry it out, and _Fork() runs no atfork
+	 * handler: nothing can tell the child it is new.  A real kernel can.
+	 */
+	if (getenv("MESON_EXE_WRAPPER"))
+		skip();
 	run(true);
 }
 
