@@ -153,6 +153,7 @@
  *    FUTEX_WAIT (plus FUTEX_WAKE/WAIT on the lock word under contention).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -254,15 +255,24 @@ static uint32_t *dequeue_and_flip(struct swait_head *h, struct swait_waiter *w,
 /*
  * Copy n bytes at addr into buf, or return false if addr is not readable:
  * process_vm_readv() on our own process reports an unmapped address as an
- * error instead of a fault.  Debug builds only.
+ * error instead of a fault.  Where it is refused (a seccomp filter, or
+ * qemu-user, which does not implement it) a pipe does the same: write()
+ * from an unmapped address fails with EFAULT.  Debug builds only.
  */
 static bool peek(const void *addr, void *buf, size_t n)
 {
 	struct iovec local = { buf, n };
 	struct iovec remote = { (void *)(uintptr_t)addr, n };
-	int saved = errno;
+	int saved = errno, fds[2];
 	ssize_t r = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
 
+	if (r < 0 && errno != EFAULT && pipe2(fds, O_CLOEXEC) == 0) {
+		r = write(fds[1], addr, n);
+		if (r == (ssize_t)n)
+			r = read(fds[0], buf, n);
+		close(fds[0]);
+		close(fds[1]);
+	}
 	errno = saved;
 	return r == (ssize_t)n;
 }
