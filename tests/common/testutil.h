@@ -162,9 +162,21 @@ pid_t tu_gettid(void);
 
 /*
  * Whether system call number nr (as /proc/.../syscall shows it) is a futex
- * call: SYS_futex, or SYS_futex_time64 on 32-bit ABIs.
+ * call: SYS_futex, or SYS_futex_time64 on 32-bit ABIs.  Under an emulator
+ * (Meson's exe wrapper, qemu-user for the cross builds, sets
+ * MESON_EXE_WRAPPER) /proc shows the host's number, which this build
+ * cannot name: every number counts, and the caller's other evidence (the
+ * thread's 'S' state, a queued waiter) has to do.
  */
 bool tu_is_futex_call(long nr);
+
+/*
+ * Whether the tests run under qemu-i386, whose threads lose their own
+ * thread-local storage once a signal handler has run (cross/qemu-i386.ini).
+ * The tests that take signals while other threads run exit 77 there (a
+ * skip, for Meson) with a line saying why.
+ */
+bool tu_emulator_shares_tls(void);
 
 /* Pin the calling thread to CPU cpu (modulo the CPUs available); 0 or -1. */
 int tu_pin_self(int cpu);
