@@ -118,6 +118,7 @@
 #define SWAIT_H
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
@@ -509,6 +510,100 @@ int swait_deadline_after(struct timespec *deadline, clockid_t clock,
 			}						\
 			swait_finish(swait_h_, &swait_w_);		\
 			if (swait_r_ != 0 && (cond))			\
+				swait_r_ = 0;				\
+		}							\
+		swait_r_;						\
+	})
+
+/* ------------------------------------------------ waiting with a mutex */
+
+/*
+ * For state that lives under a pthread mutex: pthread_cond_wait()'s shape
+ * and the kernel's wait_event_lock_irq().
+ *
+ * swait_event_mutex(head, cond, mutex)
+ *	Called with mutex (a pthread_mutex_t *) locked by this thread.
+ *	Evaluates cond with it held; while cond is false, queues on head,
+ *	unlocks mutex, sleeps until a wake, locks mutex again (once per wake)
+ *	and evaluates cond again.  Returns with mutex held and cond true.
+ * swait_event_mutex_timeout(head, cond, mutex, clock, deadline)
+ *	0, or ETIMEDOUT when the absolute deadline passed with cond still
+ *	false; mutex is held on return either way.
+ * swait_event_mutex_interruptible(head, cond, mutex)
+ * swait_event_mutex_interruptible_timeout(head, cond, mutex, clock,
+ *					   deadline)
+ *	As above, and EINTR as for swait_event_interruptible().
+ *
+ * All return EINVAL for a bad clock, deadline or flags (mutex untouched),
+ * and the error of pthread_mutex_unlock() if it fails (EPERM: an
+ * error-checking mutex this thread does not hold).  The sleep is a
+ * cancellation point; as with pthread_cond_wait(), mutex is locked again
+ * before the cancellation cleanup handlers run.
+ *
+ * The writer changes the state cond reads with the mutex held, then wakes
+ * head.  cond needs no atomics: the mutex orders it, and no wakeup is lost
+ * (the waiter is queued before it unlocks).  Wake under the lock when a
+ * waiter may free the object that holds the head as soon as cond is true
+ * (an on-stack object, the last reference): call swait_wake_one() or
+ * swait_wake_all() before pthread_mutex_unlock().  The waiter cannot see
+ * cond until it has the mutex, and by then the wake has returned.  Waking
+ * after the unlock is fine only while the head outlives every waker.
+ */
+#define swait_event_mutex(head, cond, mutex)				\
+	do {								\
+		(void)swait_event_mutex_generic(head, cond, mutex, 0,	\
+						CLOCK_MONOTONIC, 0);	\
+	} while (0)
+
+#define swait_event_mutex_timeout(head, cond, mutex, clock, deadline)	\
+	swait_event_mutex_generic(head, cond, mutex, 0, clock, deadline)
+
+#define swait_event_mutex_interruptible(head, cond, mutex)		\
+	swait_event_mutex_generic(head, cond, mutex, SWAIT_INTERRUPTIBLE,	\
+				  CLOCK_MONOTONIC, 0)
+
+#define swait_event_mutex_interruptible_timeout(head, cond, mutex, clock, \
+						deadline)		\
+	swait_event_mutex_generic(head, cond, mutex, SWAIT_INTERRUPTIBLE,	\
+				  clock, deadline)
+
+/*
+ * Unlock mutex, swait_sleep(), lock mutex again (also when cancelled).
+ * The loop of the macros above; the waiter must be prepared, with mutex
+ * held.  Returns swait_sleep()'s value, or pthread_mutex_unlock()'s error
+ * without sleeping.
+ */
+int swait_sleep_mutex(struct swait_head *head, struct swait_waiter *waiter,
+		      pthread_mutex_t *mutex, unsigned flags, clockid_t clock,
+		      const struct timespec *deadline) SWAIT_NONNULL(1, 2, 3);
+
+/* The loop every mutex macro expands to; usable directly. */
+#define swait_event_mutex_generic(head, cond, mutex, flags, clock,	\
+				  deadline)				\
+	__extension__ ({						\
+		struct swait_head *swait_h_ = (head);			\
+		pthread_mutex_t *swait_m_ = (mutex);			\
+		const struct timespec *swait_d_ = (deadline);		\
+		clockid_t swait_c_ = (clock);				\
+		unsigned swait_f_ = (flags);				\
+		int swait_r_ = swait_deadline_valid(swait_c_, swait_d_)	\
+			&& !(swait_f_ & ~SWAIT_INTERRUPTIBLE) ? 0 : EINVAL;	\
+		if (swait_r_ == 0 && !(cond)) {				\
+			struct swait_waiter swait_w_ =			\
+				SWAIT_WAITER_INITIALIZER;		\
+			for (;;) {					\
+				swait_prepare(swait_h_, &swait_w_);	\
+				swait_r_ = swait_sleep_mutex(swait_h_,	\
+						&swait_w_, swait_m_,	\
+						swait_f_, swait_c_,	\
+						swait_d_);		\
+				/* One evaluation per wake, held. */	\
+				if (swait_r_ != 0 || (cond))		\
+					break;				\
+			}						\
+			swait_finish(swait_h_, &swait_w_);		\
+			if ((swait_r_ == ETIMEDOUT ||			\
+			     swait_r_ == EINTR) && (cond))		\
 				swait_r_ = 0;				\
 		}							\
 		swait_r_;						\
