@@ -90,7 +90,7 @@ static void *wake_far(void *arg)
 	pid_t tid = *(pid_t *)arg;
 
 	if (tu_wait_asleep(tid, &far_head)) {
-		__atomic_store_n(&far_flag, 1, __ATOMIC_RELEASE);
+		TU_STORE(&far_flag, 1);
 		swait_wake_one(&far_head);
 	}
 	return NULL;
@@ -115,11 +115,9 @@ static void test_deadline_past_2038(void **state)
 	for (unsigned i = 0; i < 2; i++) {
 		dl.tv_sec = (time_t)((int64_t)1 << 32);
 		dl.tv_nsec = 0;
-		__atomic_store_n(&far_flag, 0, __ATOMIC_RELAXED);
+		TU_STORE(&far_flag, 0);
 		assert_int_equal(pthread_create(&t, NULL, wake_far, &self), 0);
-		r = swait_event_timeout(&far_head,
-					__atomic_load_n(&far_flag,
-							__ATOMIC_ACQUIRE),
+		r = swait_event_timeout(&far_head, TU_LOAD(&far_flag),
 					clocks[i], &dl);
 		assert_int_equal(pthread_join(t, NULL), 0);
 		if (r != 0)
