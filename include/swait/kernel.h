@@ -32,6 +32,13 @@
  *   MAX_SCHEDULE_TIMEOUT waits without a deadline and, as in the kernel,
  *   is what comes back on success.  A negative timeout counts as 0.
  *   The *_ts macros take an absolute struct timespec deadline instead.
+ *   A jiffy is therefore a millisecond: HZ is 1000 and msecs_to_jiffies()
+ *   and friends convert exactly (usecs rounded up).
+ *
+ *   Killable waits are the uninterruptible ones (a fatal signal ends the
+ *   process in user space), the _io waits the plain ones, and
+ *   wait_for_completion_state() is interruptible iff its state has
+ *   TASK_INTERRUPTIBLE.
  *
  *   Signals.  The kernel's interruptible waits return -ERESTARTSYS when a
  *   signal is pending; here they return -EINTR when a signal handler
@@ -123,10 +130,37 @@ extern "C" {
 #define TASK_IDLE		0x0402
 #endif
 
+/*
+ * Jiffies.  Every timeout here is in milliseconds, so a jiffy is one: HZ
+ * is 1000 and the conversions are exact, which keeps "2 * HZ" and
+ * msecs_to_jiffies(100) meaning what they mean in the kernel.
+ */
+#ifndef HZ
+#define HZ 1000
+#endif
+
+static inline unsigned long msecs_to_jiffies(const unsigned int m)
+{
+	return m;
+}
+
+static inline unsigned int jiffies_to_msecs(const unsigned long j)
+{
+	return j > UINT_MAX ? UINT_MAX : (unsigned int)j;
+}
+
+/* Rounded up, as the kernel rounds: a wait is never shorter than asked. */
+static inline unsigned long usecs_to_jiffies(const unsigned int u)
+{
+	return ((unsigned long)u + 999) / 1000;
+}
+
 /* ------------------------------------------------------------ swait queues */
 
 #define swait_queue_head swait_head
 #define swait_queue swait_waiter
+
+#define __SWAIT_QUEUE_HEAD_INITIALIZER(name) SWAIT_HEAD_INITIALIZER
 
 #define DECLARE_SWAIT_QUEUE_HEAD(name)					\
 	struct swait_queue_head name = SWAIT_HEAD_INITIALIZER
@@ -323,6 +357,9 @@ struct completion {
 #define DECLARE_COMPLETION(work)					\
 	struct completion work = COMPLETION_INITIALIZER(work)
 #define DECLARE_COMPLETION_ONSTACK(work) DECLARE_COMPLETION(work)
+/* The kernel's form: struct completion done = ..._ONSTACK(done); */
+#define COMPLETION_INITIALIZER_ONSTACK(work)				\
+	(*__extension__ ({ init_completion(&(work)); &(work); }))
 
 static inline void init_completion(struct completion *x)
 {
@@ -389,6 +426,50 @@ wait_for_completion_interruptible_timeout(struct completion *x,
 	return swait_kernel_event_ms(&x->c.wait,
 				     swait_completion_try_wait(&x->c),
 				     SWAIT_INTERRUPTIBLE, timeout);
+}
+
+/*
+ * Killable waits.  In the kernel only a fatal signal ends them; in user
+ * space a fatal signal ends the process, so they are the uninterruptible
+ * waits and never return -ERESTARTSYS.
+ */
+static inline int wait_for_completion_killable(struct completion *x)
+{
+	wait_for_completion(x);
+	return 0;
+}
+
+static inline long
+wait_for_completion_killable_timeout(struct completion *x,
+				     unsigned long timeout)
+{
+	return (long)wait_for_completion_timeout(x, timeout);
+}
+
+/* The _io waits account the sleep as I/O wait in the kernel; no more. */
+static inline void wait_for_completion_io(struct completion *x)
+{
+	wait_for_completion(x);
+}
+
+static inline unsigned long
+wait_for_completion_io_timeout(struct completion *x, unsigned long timeout)
+{
+	return wait_for_completion_timeout(x, timeout);
+}
+
+/*
+ * A wait in the task state given: interruptible if state has
+ * TASK_INTERRUPTIBLE (0 or -EINTR), else uninterruptible (0); TASK_KILLABLE
+ * is uninterruptible, as above.
+ */
+static inline int wait_for_completion_state(struct completion *x,
+					    unsigned int state)
+{
+	if (state & TASK_INTERRUPTIBLE)
+		return wait_for_completion_interruptible(x);
+	wait_for_completion(x);
+	return 0;
 }
 
 /* Consume an event if one is posted; true if one was.  Never blocks. */

@@ -394,9 +394,71 @@ static void test_completion_onstack(void **state)
 	}
 }
 
+/*
+ * The rest of the kernel's completion and timeout names, as kernel code
+ * writes them: the ONSTACK initializer, the killable, _io and _state
+ * waits, HZ and the jiffies conversions.
+ */
+static struct swait_queue_head static_q = __SWAIT_QUEUE_HEAD_INITIALIZER(static_q);
+
+static int complete_after_2ms(void *arg)
+{
+	sleep_ms(2);
+	complete(arg);
+	return 0;
+}
+
+static void test_completion_more_names(void **state)
+{
+	struct completion done = COMPLETION_INITIALIZER_ONSTACK(done);
+	struct runner r;
+	long long t0;
+
+	(void)state;
+	assert_false(swait_active(&static_q));
+	assert_int_equal(HZ, 1000);
+	assert_int_equal(msecs_to_jiffies(250), 250);
+	assert_int_equal(jiffies_to_msecs(2 * HZ), 2000);
+	assert_int_equal(usecs_to_jiffies(1), 1);	/* rounded up */
+	assert_int_equal(usecs_to_jiffies(2000), 2);
+	assert_int_equal(usecs_to_jiffies(2001), 3);
+
+	assert_false(completion_done(&done));
+	start(&r, complete_after_2ms, &done);
+	assert_int_equal(wait_for_completion_killable(&done), 0);
+	join(&r);
+
+	start(&r, complete_after_2ms, &done);
+	wait_for_completion_io(&done);
+	join(&r);
+
+	start(&r, complete_after_2ms, &done);
+	assert_int_equal(wait_for_completion_state(&done, TASK_KILLABLE), 0);
+	join(&r);
+
+	start(&r, complete_after_2ms, &done);
+	assert_int_equal(wait_for_completion_state(&done,
+						   TASK_INTERRUPTIBLE), 0);
+	join(&r);
+
+	t0 = tu_now_ns();
+	assert_int_equal(wait_for_completion_killable_timeout(&done,
+				msecs_to_jiffies(15)), 0);
+	assert_true(tu_now_ns() - t0 >= 15 * 1000000LL);
+	assert_int_equal(wait_for_completion_io_timeout(&done,
+				usecs_to_jiffies(5000)), 0);
+	complete(&done);
+	assert_true(wait_for_completion_io_timeout(&done, HZ) >= 1);
+	complete(&done);
+	assert_true(wait_for_completion_killable_timeout(&done, HZ) >= 1);
+	assert_false(completion_done(&done));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_completion_more_names,
+						arm, disarm),
 		cmocka_unit_test_setup_teardown(test_driver_roundtrip,
 						arm, disarm),
 		cmocka_unit_test_setup_teardown(test_driver_hung_hardware,
