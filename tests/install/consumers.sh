@@ -11,6 +11,8 @@
 #   4. the same Meson project, libswait installed  (pkg-config)
 #   5. a CMake project, find_package(swait)        (swait::swait, _static),
 #      from the prefix moved elsewhere (the config is relocatable)
+#   6. a race-free program under Helgrind and DRD, default options, against
+#      the default install (annotations on wherever Valgrind's headers are)
 # Each consumer (tests/install/consumers/) sleeps on a head until another
 # thread wakes it, then waits on a completion.
 #
@@ -153,6 +155,32 @@ step "pkg-config --static: cc -static consumer.c" \
 	"$CC" -std=c11 -Wall -Wextra -pedantic-errors -Werror -static \
 	-o consumer-static "$cons/consumer.c" $cflags $slibs
 run_static "pkg-config static" ./consumer-static
+
+# --- 6: Helgrind and DRD on a race-free consumer, default install -------
+# The library's annotations are in by default wherever <valgrind/*.h> was
+# found at build time, so a clean program must stay clean: any report
+# fails, and one with a libswait frame is the library's.
+if command -v valgrind >/dev/null 2>&1; then
+	# shellcheck disable=SC2086
+	step "pkg-config: cc consumer_vg.c" \
+		"$CC" -std=c11 -Wall -Wextra -pedantic-errors -Werror -pthread \
+		-g -o consumer-vg "$cons/consumer_vg.c" $cflags $libs
+	for tool in helgrind drd; do
+		if ! env LD_LIBRARY_PATH="$libdir" valgrind --tool=$tool \
+			--error-exitcode=66 ./consumer-vg >"$log" 2>&1; then
+			if grep -q 'libswait' "$log"; then
+				echo "FAIL: $tool reports from inside libswait:" >&2
+			else
+				echo "FAIL: $tool reports on consumer_vg:" >&2
+			fi
+			sed 's/^/  | /' "$log" | tail -n 60 >&2
+			exit 1
+		fi
+		echo "ok:   $tool: no report on consumer_vg (default install)"
+	done
+else
+	skip "Helgrind/DRD consumer: valgrind not found"
+fi
 
 if $have_cxx; then
 	# shellcheck disable=SC2086
