@@ -88,6 +88,42 @@ static int write_cdf(const char *file, const struct row *r)
 	return fclose(f);
 }
 
+/*
+ * One colour per mechanism, the same in every panel, and no two alike
+ * (gnuplot's default cycle repeats after eight: swait and futex-sleeper
+ * shared one).  libswait's own mechanisms are drawn solid, the others
+ * dashed, so the picture also reads in grey.
+ */
+static const char *const known_mechs[] = {
+	"swait", "completion", "swait-all", "cond", "cond-after",
+	"cond-broadcast", "sem", "eventfd", "pipe", "futex", "futex-sleeper",
+};
+static const char *const palette[] = {
+	"#d62728", "#ff7f0e", "#8c564b", "#1f77b4", "#17becf",
+	"#9467bd", "#2ca02c", "#bcbd22", "#e377c2", "#000000", "#7f7f7f",
+	"#aec7e8",
+};
+
+static size_t mech_slot(const char *name)
+{
+	size_t n = sizeof(known_mechs) / sizeof(known_mechs[0]);
+
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(known_mechs[i], name))
+			return i;
+	return n;	/* any other: the last colour */
+}
+
+static const char *mech_colour(const char *name)
+{
+	return palette[mech_slot(name)];
+}
+
+static int mech_dash(const char *name)
+{
+	return mech_slot(name) <= 2 ? 1 : 2;
+}
+
 static void gp_quote(FILE *g, const char *s)
 {
 	fputc('\'', g);
@@ -156,8 +192,9 @@ int plot_write(const char *png)
 					return 1;
 				fprintf(g, "%s", k > i ? ", " : "");
 				gp_quote(g, file);
-				fprintf(g, " using 1:2 lw 2 lc %zu dt %zu title ",
-					(k - i) % 8 + 1, (k - i) / 8 + 1);
+				fprintf(g, " using 1:2 lw 2 lc rgb '%s' dt %d "
+					"title ", mech_colour(r[k].mech),
+					mech_dash(r[k].mech));
 				gp_quote(g, r[k].mech);
 			}
 			fprintf(g, "\nunset logscale x\nset yrange [*:*]\n");
@@ -220,7 +257,8 @@ int plot_write(const char *png)
 			for (size_t m = 0; m < nm; m++) {
 				fprintf(g, "%s", m ? ", " : "");
 				gp_quote(g, file);
-				fprintf(g, " using %zu:xtic(1) title ", m + 2);
+				fprintf(g, " using %zu:xtic(1) lc rgb '%s' "
+					"title ", m + 2, mech_colour(mech[m]));
 				gp_quote(g, mech[m]);
 			}
 			fprintf(g, "\nset yrange [*:*]\n"

@@ -11,6 +11,7 @@
  * their min and max; regimes and load conditions are never mixed.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -350,7 +351,12 @@ struct scale {
 	int prec;
 };
 
-static struct scale block_scale(const struct row *r, size_t n)
+/*
+ * The unit of one column of a block: nanoseconds scale up so that the
+ * column's largest value keeps at most four digits before the point (no
+ * "3319358.0 ns"); other units stay as measured.
+ */
+static struct scale col_scale(const struct row *r, size_t n, size_t off)
 {
 	double m = 0;
 
@@ -359,12 +365,27 @@ static struct scale block_scale(const struct row *r, size_t n)
 			return (struct scale){ 1e3, "k items/s", 1 };
 		return (struct scale){ 1, r->unit, 3 };
 	}
-	for (size_t i = 0; i < n; i++)
-		if (r[i].median > m)
-			m = r[i].median;
-	if (m >= 10000)
+	for (size_t i = 0; i < n; i++) {
+		double v = *(const double *)(const void *)
+			((const char *)&r[i] + off);
+
+		if (!isnan(v) && v > m)
+			m = v;
+	}
+	if (m >= 1e7)
+		return (struct scale){ 1e6, "ms", 2 };
+	if (m >= 1e4)
 		return (struct scale){ 1e3, "us", 2 };
 	return (struct scale){ 1, "ns", 1 };
+}
+
+/*
+ * A percentile is printed only where it is more than one sample's worth:
+ * p99 needs 100 samples, p99.9 1,000, p99.99 10,000.
+ */
+static double enough(const struct row *r, double v, double need)
+{
+	return (double)r->samples >= need ? v : NAN;
 }
 
 static void put_num(FILE *f, double v, struct scale s, int w)
@@ -397,6 +418,30 @@ static void put_count(FILE *f, double v)
 
 static void print_histograms(FILE *f, const struct row *r, size_t n);
 static void print_load_compare(FILE *f, const struct row *r, size_t n);
+
+/* What the columns mean, once under the tables. */
+static void print_legend(FILE *f)
+{
+	fputs("\nhow to read the tables\n"
+	      "  median .. max  the samples of every repetition pooled; the "
+	      "unit is under\n"
+	      "                 each column (ns, us = microseconds, ms); "
+	      "p99, p99.9 and\n"
+	      "                 p99.99 are shown only from 100, 1,000 and "
+	      "10,000 samples\n"
+	      "                 (\"-\" below that)\n"
+	      "  x REF          this mechanism's median over REF's, one ratio "
+	      "per\n"
+	      "                 repetition: the median ratio [smallest.."
+	      "largest]; below 1\n"
+	      "                 is faster (or, for items/s, fewer)\n"
+	      "  csw /op        context switches per operation (both threads,"
+	      " getrusage)\n"
+	      "  fwake, fwait   FUTEX_WAKE and FUTEX_WAIT system calls per "
+	      "operation\n"
+	      "                 (counted only with --count-futex)\n"
+	      "  n/a            not counted in this run\n", f);
+}
 static void print_goals(FILE *f, const struct row *r, size_t n);
 
 /* ", no load" or ", load cpu" after the regime, when --load was given. */
@@ -436,16 +481,22 @@ static void print_table(FILE *f, struct row *r, size_t n)
 	for (size_t i = 0; i < n;) {
 		size_t j = i;
 		bool counts = false, noisy = false;
-		struct scale s;
+		static const size_t cols[5] = {
+			offsetof(struct row, median), offsetof(struct row, p99),
+			offsetof(struct row, p999), offsetof(struct row, p9999),
+			offsetof(struct row, max),
+		};
+		struct scale s[5];
 
 		while (j < n && row_block_eq(&r[i], &r[j])) {
 			counts |= !isnan(r[j].csw) || !isnan(r[j].fwake);
 			noisy |= r[j].noisy;
 			j++;
 		}
-		s = block_scale(&r[i], j - i);
-		fprintf(f, "\n%s: %s, %s", r[i].scenario,
-			metric_title(r[i].metric), s.unit);
+		for (size_t c = 0; c < 5; c++)
+			s[c] = col_scale(&r[i], j - i, cols[c]);
+		fprintf(f, "\n%s: %s", r[i].scenario,
+			metric_title(r[i].metric));
 		if (r[i].series[0])
 			fprintf(f, ", %s", r[i].series);
 		fprintf(f, " [%s%s]\n", r[i].regime, load_label(&r[i]));
@@ -455,7 +506,8 @@ static void print_table(FILE *f, struct row *r, size_t n)
 		if (counts)
 			fprintf(f, " %6s %6s %6s", "csw", "fwake", "fwait");
 		fputc('\n', f);
-		fprintf(f, "  %-14s %9s %9s %9s %9s %9s", "", "", "", "", "", "");
+		fprintf(f, "  %-14s %9s %9s %9s %9s %9s", "", s[0].unit,
+			s[1].unit, s[2].unit, s[3].unit, s[4].unit);
 		{
 			char a[40], b[40];
 
@@ -470,11 +522,11 @@ static void print_table(FILE *f, struct row *r, size_t n)
 		fputc('\n', f);
 		for (size_t k = i; k < j; k++) {
 			fprintf(f, "  %-14s", r[k].mech);
-			put_num(f, r[k].median, s, 9);
-			put_num(f, r[k].p99, s, 9);
-			put_num(f, r[k].p999, s, 9);
-			put_num(f, r[k].p9999, s, 9);
-			put_num(f, r[k].max, s, 9);
+			put_num(f, r[k].median, s[0], 9);
+			put_num(f, enough(&r[k], r[k].p99, 100), s[1], 9);
+			put_num(f, enough(&r[k], r[k].p999, 1000), s[2], 9);
+			put_num(f, enough(&r[k], r[k].p9999, 10000), s[3], 9);
+			put_num(f, r[k].max, s[4], 9);
 			put_ratio(f, r[k].ref1, r[k].r1_med, r[k].r1_min,
 				  r[k].r1_max);
 			put_ratio(f, r[k].ref2, r[k].r2_med, r[k].r2_min,
@@ -492,6 +544,7 @@ static void print_table(FILE *f, struct row *r, size_t n)
 				"are not conclusive\n", r[i].ref1);
 		i = j;
 	}
+	print_legend(f);
 	print_histograms(f, r, n);
 	print_load_compare(f, r, n);
 	print_goals(f, r, n);
@@ -540,15 +593,17 @@ static void goal_line(FILE *f, const char *what, double bound, double got,
 	fprintf(f, "  %-48s <= %4.2f  ", what, bound);
 	if (isnan(got))
 		fprintf(f, "%-8s %s\n", "n/a", unknown);
+	else if (got <= (count ? bound * 1.01 + 0.001 : bound))
+		fprintf(f, "%-8.3f met\n", got);
 	else
-		fprintf(f, "%-8.3f %s\n", got,
-			got <= (count ? bound * 1.01 + 0.001 : bound) ?
-			"met" : "MISSED");
+		fprintf(f, "%-8.3f MISSED: %.3f is above the bound %.2f\n",
+			got, got, bound);
 }
 
 /*
- * Issue 4's goals, judged on one CPU by the worst repetition.  Printed
- * only for rows measured with both threads on one CPU.
+ * The project's performance goals (README, Performance), judged on one CPU
+ * by the worst repetition.  Printed only for rows measured with both
+ * threads on one CPU.
  */
 static void print_goals(FILE *f, const struct row *r, size_t n)
 {
@@ -588,15 +643,20 @@ static void print_goals(FILE *f, const struct row *r, size_t n)
 		if (!a || !b)
 			continue;
 		if (!any)
-			fprintf(f, "\ngoals (issue 4): one CPU, worst "
-				"repetition\n");
+			fprintf(f, "\ngoals: libswait's targets (README, "
+				"Performance), both threads on one CPU;\n"
+				"  a ratio goal is judged by the worst "
+				"repetition's ratio of medians; \"met\" when\n"
+				"  the measured value is within the bound, "
+				"MISSED when not\n");
 		any = true;
 		goal_line(f, ratio_goals[i].what, ratio_goals[i].bound,
 			  worst_ratio(a, b), "", false);
 	}
 	if (pp) {
 		if (!any)
-			fprintf(f, "\ngoals (issue 4): one CPU\n");
+			fprintf(f, "\ngoals: libswait's targets (README, "
+				"Performance), both threads on one CPU\n");
 		any = true;
 		goal_line(f, "pingpong: swait FUTEX_WAKE per handoff", 1.0,
 			  pp->fwake / 2, nc, true);
@@ -607,7 +667,8 @@ static void print_goals(FILE *f, const struct row *r, size_t n)
 	}
 	if (nw) {
 		if (!any)
-			fprintf(f, "\ngoals (issue 4): one CPU\n");
+			fprintf(f, "\ngoals: libswait's targets (README, "
+				"Performance), both threads on one CPU\n");
 		goal_line(f, "nowaiter: swait_wake_one futex calls per call",
 			  0.0, isnan(nw->fwake) ? NAN : nw->fwake + nw->fwait,
 			  nc, true);

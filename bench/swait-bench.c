@@ -139,7 +139,21 @@ static void usage(FILE *f)
 "  %-14s %s\n"
 "pingpong, latency and prodcons use the first nine; timedwait those with a\n"
 "deadline wait; nowaiter swait, swait-all, cond, cond-broadcast, futex and\n"
-"futex-sleeper; broadcast swait, cond and futex in their wake-all forms.\n",
+"futex-sleeper; broadcast swait, cond and futex in their wake-all forms.\n"
+"\n"
+"Reading the table (a legend is also printed under it):\n"
+"  median, p99, p99.9, p99.99, max\n"
+"                     over the pooled samples; each column's unit is\n"
+"                     under its name (ns, us, ms); a percentile needs 100,\n"
+"                     1,000 or 10,000 samples and shows - below that\n"
+"  x REF [min..max]   the mechanism's median over REF's, one ratio per\n"
+"                     repetition: median ratio [smallest..largest]\n"
+"  csw /op            context switches per operation\n"
+"  fwake, fwait /op   FUTEX_WAKE, FUTEX_WAIT calls per operation\n"
+"                     (--count-futex)\n"
+"  n/a                not counted in this run\n"
+"  goals              libswait's targets (README); MISSED names the\n"
+"                     measured value and the bound it is above\n",
 		"swait-all", "swait_wake_all() with nobody waiting (nowaiter)",
 		"cond-broadcast", "pthread_cond_broadcast() with nobody waiting "
 		"(nowaiter)");
@@ -384,6 +398,27 @@ static void parse(int argc, char **argv)
 		opt.reps = opt.quick ? 3 : 5;
 }
 
+/*
+ * The plot is written after the run: make sure now that it can be, as for
+ * --output, instead of after minutes of measuring.
+ */
+static void check_plot_path(const char *png)
+{
+	char dir[4096];
+	const char *slash = strrchr(png, '/');
+	size_t n = slash ? (size_t)(slash - png) : 1;
+
+	if (n >= sizeof(dir))
+		die("--plot: '%s': name too long", png);
+	memcpy(dir, slash ? png : ".", n);
+	dir[slash && n == 0 ? 1 : n] = '\0';
+	if (slash && n == 0)
+		dir[0] = '/';
+	if (access(png, F_OK) == 0 ? access(png, W_OK) != 0 :
+	    access(dir, W_OK | X_OK) != 0)
+		die("--plot: cannot write '%s': %s", png, strerror(errno));
+}
+
 int main(int argc, char **argv)
 {
 	FILE *out = stdout;
@@ -402,6 +437,8 @@ int main(int argc, char **argv)
 			die("--output: cannot open '%s': %s", opt.output,
 			    strerror(errno));
 	}
+	if (opt.plot)
+		check_plot_path(opt.plot);
 	if (opt.rt)
 		check_rt();
 	opt.progress = isatty(STDERR_FILENO);
@@ -413,6 +450,13 @@ int main(int argc, char **argv)
 	header_end();
 	if (opt.progress)
 		fputs("\r\033[K", stderr);
+	{
+		struct row *rows;
+
+		if (results_rows(&rows) == 0 && opt.mech_list)
+			bad("--mech %s: none of these mechanisms is measured "
+			    "by the selected scenarios", opt.mech_list);
+	}
 	results_print(out, opt.format);
 	if (out != stdout && fclose(out) != 0)
 		die("--output: cannot write '%s': %s", opt.output,

@@ -15,6 +15,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -123,14 +124,38 @@ static void *consumer(void *arg)
 	}
 }
 
+/* Items per producer: the count must fit the bookkeeping array. */
+#define MAX_ITEMS 10000000u
+
+/* A decimal count in [1, MAX_ITEMS]: no sign, no junk, no overflow. */
+static bool parse_count(const char *s, unsigned int *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (*s < '0' || *s > '9')
+		return false;	/* strtoul would accept "-1" and " 1" */
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v < 1 || v > MAX_ITEMS)
+		return false;
+	*out = (unsigned int)v;
+	return true;
+}
+
 int main(int argc, char **argv)
 {
 	pthread_t producers[NR_PRODUCERS], consumers[NR_CONSUMERS];
 	unsigned int total, i, bad = 0;
 	uintptr_t p;
 
-	if (argc > 1)
-		items_per_producer = (unsigned int)strtoul(argv[1], NULL, 10);
+	if (argc > 2 || (argc == 2 && !parse_count(argv[1],
+						    &items_per_producer))) {
+		fprintf(stderr, "usage: prodcons [items-per-producer]\n"
+			"  items-per-producer: a whole number from 1 to %u\n",
+			MAX_ITEMS);
+		return 2;
+	}
 	total = NR_PRODUCERS * items_per_producer;
 	times_seen = calloc(total ? total : 1, sizeof(*times_seen));
 	if (!times_seen) {
