@@ -91,8 +91,7 @@ static int write_cdf(const char *file, const struct row *r)
 /*
  * One colour per mechanism, the same in every panel, and no two alike
  * (gnuplot's default cycle repeats after eight: swait and futex-sleeper
- * shared one).  libswait's own mechanisms are drawn solid, the others
- * dashed, so the picture also reads in grey.
+ * shared one).  libswait's own mechanisms are the warm colours.
  */
 static const char *const known_mechs[] = {
 	"swait", "completion", "swait-all", "cond", "cond-after",
@@ -117,11 +116,6 @@ static size_t mech_slot(const char *name)
 static const char *mech_colour(const char *name)
 {
 	return palette[mech_slot(name)];
-}
-
-static int mech_dash(const char *name)
-{
-	return mech_slot(name) <= 2 ? 1 : 2;
 }
 
 static void gp_quote(FILE *g, const char *s)
@@ -192,9 +186,8 @@ int plot_write(const char *png)
 					return 1;
 				fprintf(g, "%s", k > i ? ", " : "");
 				gp_quote(g, file);
-				fprintf(g, " using 1:2 lw 2 lc rgb '%s' dt %d "
-					"title ", mech_colour(r[k].mech),
-					mech_dash(r[k].mech));
+				fprintf(g, " using 1:2 lw 2 lc rgb '%s' title ",
+					mech_colour(r[k].mech));
 				gp_quote(g, r[k].mech);
 			}
 			fprintf(g, "\nunset logscale x\nset yrange [*:*]\n");
