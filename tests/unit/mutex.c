@@ -4,13 +4,15 @@
  * the condition is evaluated with the mutex held, the mutex is held on
  * every return, each wake costs exactly one re-acquire and one evaluation,
  * a deadline times out with the mutex held, a cancelled waiter's cleanup
- * handlers run with the mutex held and leave the head empty, and misuse
+ * handlers run with the mutex held and leave the head empty, a signal
+ * ends an interruptible wait with EINTR and the mutex held, and misuse
  * (a mutex not held, bad input) is an error, not a hang.
  *
  * The mutex is PTHREAD_MUTEX_ERRORCHECK, so that unlocking it without
  * holding it is an error the macros can return (EPERM).
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -237,6 +239,60 @@ static void test_cancel(void **state)
 	pthread_mutex_unlock(&mutex);
 }
 
+/*
+ * The interruptible forms: a handler (installed without SA_RESTART) that
+ * interrupts the sleep ends the wait with EINTR, the mutex held; with a
+ * deadline any interrupting handler does.
+ */
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
+struct intr {
+	pid_t tid;
+	int timed, r, held_after;
+};
+
+static void *interruptible_waiter(void *arg)
+{
+	struct intr *in = arg;
+	struct timespec dl = tu_deadline(CLOCK_MONOTONIC, 60LL * 1000000000);
+
+	TU_STORE(&in->tid, tu_gettid());
+	pthread_mutex_lock(&mutex);
+	in->r = in->timed ?
+		swait_event_mutex_interruptible_timeout(&head, value > 0,
+				&mutex, CLOCK_MONOTONIC, &dl) :
+		swait_event_mutex_interruptible(&head, value > 0, &mutex);
+	in->held_after = held();
+	pthread_mutex_unlock(&mutex);
+	return NULL;
+}
+
+static void test_interruptible(void **state)
+{
+	(void)state;
+	assert_int_equal(tu_signal_handler(SIGUSR1, on_usr1, 0, NULL), 0);
+	for (int timed = 0; timed < 2; timed++) {
+		struct intr in = { 0, timed, -1, -1 };
+		pthread_t t;
+
+		tu_watchdog("swait_event_mutex_interruptible and a signal");
+		assert_int_equal(pthread_create(&t, NULL,
+						interruptible_waiter, &in), 0);
+		while (TU_LOAD(&in.tid) == 0)
+			sched_yield();
+		assert_true(tu_wait_asleep(in.tid, &head));
+		assert_int_equal(pthread_kill(t, SIGUSR1), 0);
+		assert_int_equal(pthread_join(t, NULL), 0);
+		tu_watchdog_done();
+		assert_int_equal(in.r, EINTR);
+		assert_int_equal(in.held_after, 1);
+		assert_false(swait_active(&head));
+	}
+}
+
 #define WITH_FIXTURE(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
 
 int main(void)
@@ -247,6 +303,7 @@ int main(void)
 		WITH_FIXTURE(test_timeout),
 		WITH_FIXTURE(test_errors),
 		WITH_FIXTURE(test_cancel),
+		WITH_FIXTURE(test_interruptible),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
