@@ -88,8 +88,7 @@ static inline long swait_futex_timed(uint32_t *word, int op, uint32_t val,
 		r = syscall(SYS_futex_time64, word, op, val, &t64, NULL, val3);
 		if (r == 0 || errno != ENOSYS)
 			return r;
-		__atomic_store_n(&time64_missing, 1,
-				 __ATOMIC_RELAXED);
+		__atomic_store_n(&time64_missing, 1, __ATOMIC_RELAXED);
 	}
 #ifdef SYS_futex
 	/* Linux < 5.1: 32-bit seconds, so clamp at 2038. */
