@@ -23,6 +23,7 @@
  * in a correct program").
  */
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -121,6 +122,8 @@ static void nest_too_deep(void)
  */
 static struct swait_head pi_head = SWAIT_HEAD_PI_INITIALIZER;
 
+static pid_t dead_tid;
+
 static void exit_in_hook(struct swait_head *h)
 {
 	if (h == &pi_head)
@@ -132,6 +135,8 @@ static void *die_holding(void *arg)
 	static struct swait_waiter w;	/* stays valid: it stays queued */
 
 	(void)arg;
+	__atomic_store_n(&dead_tid, (pid_t)syscall(SYS_gettid),
+			 __ATOMIC_RELEASE);
 	swait_prepare(&pi_head, &w);
 	return NULL;
 }
@@ -139,6 +144,7 @@ static void *die_holding(void *arg)
 static void owner_gone(void)
 {
 	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+	char task[64];
 	pthread_t t;
 
 	__atomic_store_n(&swait_hook_prepare_locked, exit_in_hook,
@@ -147,6 +153,16 @@ static void owner_gone(void)
 	    pthread_join(t, NULL) != 0)
 		_exit(3);
 	__atomic_store_n(&swait_hook_prepare_locked, NULL, __ATOMIC_RELEASE);
+	/*
+	 * The join returns when the thread id is cleared; under qemu-user
+	 * that can precede the host thread's exit, and a FUTEX_LOCK_PI in
+	 * between finds a live owner and waits for its exit instead.  Wait
+	 * until the kernel has no such task (the alarm bounds it).
+	 */
+	snprintf(task, sizeof(task), "/proc/self/task/%d",
+		 (int)__atomic_load_n(&dead_tid, __ATOMIC_ACQUIRE));
+	while (access(task, F_OK) == 0)
+		sched_yield();
 	swait_prepare(&pi_head, &w);
 	_exit(0);	/* not reached: the lock's owner is gone */
 }
