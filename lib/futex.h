@@ -74,7 +74,12 @@ static inline long swait_futex_timed(uint32_t *word, int op, uint32_t val,
 				     const struct timespec *ts, uint32_t val3)
 {
 #if defined(SYS_futex_time64)
-	static int time64_missing;	/* the kernel said ENOSYS (< 5.1) */
+	/*
+	 * The kernel said ENOSYS (< 5.1).  Relaxed: a hint that orders
+	 * nothing; a thread that reads it stale makes one more call that
+	 * fails with ENOSYS.
+	 */
+	static int time64_missing;
 	struct swait_kts64 t64;
 	struct swait_kts32 t32;
 	long r;
