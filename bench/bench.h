@@ -68,6 +68,8 @@ struct chan;
 /* Which scenarios a mechanism takes part in. */
 #define MF_HANDOFF	0x1u	/* post/wait: pingpong, latency, prodcons */
 #define MF_TIMED	0x2u	/* timedwait */
+#define MF_PEER		0x4u	/* another library (peers.h): also nowaiter
+				   and broadcast, through the three below */
 
 struct mech {
 	const char *name;	/* the --mech name */
@@ -84,6 +86,11 @@ struct mech {
 			 const struct timespec *deadline);
 	/* Whether the futex calls are counted by our own wrappers. */
 	bool own_futex_count;
+	/* MF_PEER only: the wake call alone, with nobody waiting. */
+	void (*wake_empty)(struct chan *c);
+	/* MF_PEER only: sleep until round r is released; release it. */
+	void (*bwait)(struct chan *c, uint32_t r);
+	void (*bwake)(struct chan *c, uint32_t r);
 };
 
 extern const struct mech mechs[];
@@ -102,6 +109,10 @@ bool mech_selected(const char *name);
 size_t mechs_select(unsigned flags, const struct mech **sel, size_t cap);
 /* Whether name is a mechanism of any scenario; for --mech checking. */
 bool mech_name_known(const char *name);
+/* Why the peer called name was not built; NULL if it was, or no peer. */
+const char *peer_missing_why(const char *name);
+/* Print the peers that were not built, a line each, for --help. */
+void peers_missing_print(FILE *f);
 
 /* Raw futex wrappers, counted per thread. */
 extern _Thread_local unsigned long tl_futex_wake, tl_futex_wait;

@@ -34,6 +34,7 @@ struct bc_mech {
 	const char *name;
 	void (*wait)(struct bc *b, uint32_t round);
 	void (*wake)(struct bc *b, uint32_t round);
+	const struct mech *peer;	/* a peer's bwait/bwake on b->pc */
 };
 
 struct bc_waiter {
@@ -51,6 +52,7 @@ struct bc {
 	struct swait_head head;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
+	struct chan *pc;	/* a peer's channel */
 	int n, rounds;
 	struct bc_waiter *w;
 	bool tracepoint;	/* count the waker's futex calls */
@@ -104,10 +106,20 @@ static void futex_bwake(struct bc *b, uint32_t r)
 	bench_futex_wake(&b->gen, INT_MAX);
 }
 
+static void peer_bwait(struct bc *b, uint32_t r)
+{
+	b->m->peer->bwait(b->pc, r);
+}
+
+static void peer_bwake(struct bc *b, uint32_t r)
+{
+	b->m->peer->bwake(b->pc, r);
+}
+
 static const struct bc_mech bc_mechs[] = {
-	{ "swait", swait_bwait, swait_bwake },
-	{ "cond", cond_bwait, cond_bwake },
-	{ "futex", futex_bwait, futex_bwake },
+	{ .name = "swait", .wait = swait_bwait, .wake = swait_bwake },
+	{ .name = "cond", .wait = cond_bwait, .wake = cond_bwake },
+	{ .name = "futex", .wait = futex_bwait, .wake = futex_bwake },
 };
 
 static void *bc_thread(void *arg)
@@ -266,6 +278,7 @@ static void bc_trial(struct bc *b, struct bc_out *o)
 	swait_head_init(&b->head);
 	pthread_mutex_init(&b->mu, NULL);
 	pthread_cond_init(&b->cv, NULL);
+	b->pc = b->m->peer ? chan_new(b->m->peer) : NULL;
 	for (int i = 0; i < b->n; i++) {
 		b->w[i].b = b;
 		b->w[i].tid = 0;
@@ -276,6 +289,8 @@ static void bc_trial(struct bc *b, struct bc_out *o)
 	for (int i = 0; i < b->n; i++)
 		pthread_join(t[i], NULL);
 	free(t);
+	if (b->pc)
+		chan_free(b->m->peer, b->pc);
 	pthread_cond_destroy(&b->cv);
 	pthread_mutex_destroy(&b->mu);
 }
@@ -303,14 +318,24 @@ void run_broadcast(void)
 {
 	static const int ns_default[] = { 1, 8, 64, 256 };
 	int ns[4], nn = 0;
-	const struct bc_mech *sel[4];
-	size_t nsel = 0;
+	const struct mech *peers[8];
+	struct bc_mech peer_bc[8];
+	const struct bc_mech *sel[16];
+	size_t nsel = 0, npeers;
 	struct bc b;
 	bool unverified = false;
 
 	for (size_t i = 0; i < sizeof(bc_mechs) / sizeof(bc_mechs[0]); i++)
 		if (mech_selected(bc_mechs[i].name))
 			sel[nsel++] = &bc_mechs[i];
+	npeers = mechs_select(MF_PEER, peers, 8);
+	for (size_t i = 0; i < npeers; i++) {
+		peer_bc[i] = (struct bc_mech){ .name = peers[i]->name,
+					       .wait = peer_bwait,
+					       .wake = peer_bwake,
+					       .peer = peers[i] };
+		sel[nsel++] = &peer_bc[i];
+	}
 	if (nsel == 0)
 		return;
 	scenario_refs("broadcast", "cond", "futex");

@@ -6,7 +6,9 @@
  *	check-output BENCH csv|json [ARGS...]	run BENCH ARGS --format FMT,
  *						parse stdout, check the schema
  *						(CHECK_LOAD=both: latency rows
- *						without and with the load)
+ *						without and with the load;
+ *						CHECK_PEERS=a,b: each peer
+ *						in every scenario it fits)
  *	check-output BENCH badarg ARG...	BENCH ARG... must exit 2 with
  *						one stderr line naming the
  *						last ARG (or its value)
@@ -160,6 +162,37 @@ static void check_load(const char *where, size_t row, const char *scenario,
 		load_seen |= cpu ? 2u : 1u;
 }
 
+/*
+ * CHECK_PEERS=a,b,...: the peers built into this swait-bench, each of which
+ * must have rows in pingpong, nowaiter, broadcast, latency and prodcons
+ * (bench/README.md) and none in timedwait.  peer_seen[k]: bit i, a row of
+ * peer k in scenario i.
+ */
+#define MAX_PEERS 8
+static char *peer_names[MAX_PEERS];
+static size_t npeer_names;
+static unsigned peer_seen[MAX_PEERS];
+
+static void note_row(const char *scenario, const char *mech)
+{
+	for (size_t k = 0; k < npeer_names; k++)
+		if (!strcmp(mech, peer_names[k]))
+			for (size_t i = 0; i < 6; i++)
+				if (!strcmp(scenario, scenarios[i]))
+					peer_seen[k] |= 1u << i;
+}
+
+static void check_peers(void)
+{
+	/* Bit i of scenarios[]: all but timedwait (bit 4). */
+	const unsigned want = 0x3fu & ~(1u << 4);
+
+	for (size_t k = 0; k < npeer_names; k++)
+		if (peer_seen[k] != want)
+			fail("peer %s: scenario mask %#x, not %#x", peer_names[k],
+			     peer_seen[k], want);
+}
+
 /* ------------------------------------------------------------------- CSV */
 
 static void check_csv(char *text, unsigned *seen)
@@ -236,6 +269,7 @@ static void check_csv(char *text, unsigned *seen)
 			fail("csv: line %d: unknown scenario '%s'", lineno,
 			     f[0]);
 		check_load("csv: line", (size_t)lineno, f[0], f[COL_LOAD]);
+		note_row(f[0], f[4]);
 		for (size_t i = 0; i < 6; i++)
 			if (!strcmp(f[0], scenarios[i]))
 				*seen |= 1u << i;
@@ -478,6 +512,9 @@ static void check_json(const char *text, unsigned *seen)
 				if (!strcmp(x->str, scenarios[k]))
 					*seen |= 1u << k;
 		}
+		l = get(r, "mechanism");
+		if (x && x->t == J_STR && l && l->t == J_STR)
+			note_row(x->str, l->str);
 		x = get(r, "samples");
 		if (x && (x->t != J_NUM || x->num < 1))
 			fail("json: results[%zu].samples < 1", i);
@@ -519,6 +556,13 @@ int main(int argc, char **argv)
 			     err);
 		return failures ? 1 : 0;
 	}
+	if (getenv("CHECK_PEERS")) {
+		char *save = NULL, *list = strdup(getenv("CHECK_PEERS"));
+
+		for (char *t = strtok_r(list, ",", &save);
+		     t && npeer_names < MAX_PEERS; t = strtok_r(NULL, ",", &save))
+			peer_names[npeer_names++] = t;
+	}
 	args[n++] = format;
 	args[n++] = argv[2];
 	args[n] = NULL;
@@ -534,6 +578,7 @@ int main(int argc, char **argv)
 		fail("unknown check '%s'", argv[2]);
 	if (getenv("CHECK_ALL_SCENARIOS") && seen != 0x3f)
 		fail("not every scenario has results (seen mask %#x)", seen);
+	check_peers();
 	if (getenv("CHECK_LOAD") && !strcmp(getenv("CHECK_LOAD"), "both") &&
 	    load_seen != 3)
 		fail("--load both: latency rows lack a load condition (seen "

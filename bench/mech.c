@@ -25,8 +25,11 @@
 
 #include "bench.h"
 #include "futex.h"	/* lib/: the ABI's futex call */
+#include "peers.h"
 
 struct chan {
+	/* First: a peer's own objects (peers.h). */
+	alignas(64) unsigned char peer[PEER_AREA];
 	alignas(64) uint32_t count;	/* units; futex word of the futex mechs */
 	uint32_t sleepers;		/* futex-sleeper: threads in FUTEX_WAIT */
 	alignas(64) struct swait_head head;
@@ -358,33 +361,79 @@ static void fsleep_wait(struct chan *c)
 /* ------------------------------------------------------------------ table */
 
 const struct mech mechs[] = {
-	{ "swait", "swait_event() / swait_wake_one() on a counter",
-	  MF_HANDOFF | MF_TIMED, swait_setup, swait_teardown, swait_post,
-	  swait_wait, swait_timedwait, false },
-	{ "completion", "swait_complete() / swait_completion_wait()",
-	  MF_HANDOFF | MF_TIMED, comp_setup, comp_teardown, comp_post,
-	  comp_wait, comp_timedwait, false },
-	{ "cond", "pthread_mutex + pthread_cond, signal under the lock",
-	  MF_HANDOFF | MF_TIMED, cond_setup, cond_teardown, cond_post,
-	  cond_wait, cond_timedwait, false },
-	{ "cond-after", "pthread_mutex + pthread_cond, signal after unlock",
-	  MF_HANDOFF, cond_setup, cond_teardown, cond_after_post,
-	  cond_wait, cond_timedwait, false },
-	{ "sem", "sem_post() / sem_wait()",
-	  MF_HANDOFF | MF_TIMED, sem_setup, sem_teardown, sem_post_,
-	  sem_wait_, sem_timedwait_, false },
-	{ "eventfd", "eventfd (EFD_SEMAPHORE) write / read",
-	  MF_HANDOFF, efd_setup, efd_teardown, efd_post, efd_wait, NULL,
-	  false },
-	{ "pipe", "one byte through a pipe",
-	  MF_HANDOFF, pipe_setup, pipe_teardown, pipe_post, pipe_wait, NULL,
-	  false },
-	{ "futex", "raw futex word, FUTEX_WAKE on every post",
-	  MF_HANDOFF | MF_TIMED, futex_setup, futex_teardown, futex_post,
-	  futex_wait, futex_timedwait, true },
-	{ "futex-sleeper", "raw futex word, FUTEX_WAKE only for a sleeper",
-	  MF_HANDOFF | MF_TIMED, futex_setup, futex_teardown, fsleep_post,
-	  fsleep_wait, fsleep_timedwait, true },
+	{ .name = "swait",
+	  .desc = "swait_event() / swait_wake_one() on a counter",
+	  .flags = MF_HANDOFF | MF_TIMED,
+	  .setup = swait_setup, .teardown = swait_teardown,
+	  .post = swait_post, .wait = swait_wait,
+	  .timedwait = swait_timedwait },
+	{ .name = "completion",
+	  .desc = "swait_complete() / swait_completion_wait()",
+	  .flags = MF_HANDOFF | MF_TIMED,
+	  .setup = comp_setup, .teardown = comp_teardown,
+	  .post = comp_post, .wait = comp_wait,
+	  .timedwait = comp_timedwait },
+	{ .name = "cond",
+	  .desc = "pthread_mutex + pthread_cond, signal under the lock",
+	  .flags = MF_HANDOFF | MF_TIMED,
+	  .setup = cond_setup, .teardown = cond_teardown,
+	  .post = cond_post, .wait = cond_wait,
+	  .timedwait = cond_timedwait },
+	{ .name = "cond-after",
+	  .desc = "pthread_mutex + pthread_cond, signal after unlock",
+	  .flags = MF_HANDOFF,
+	  .setup = cond_setup, .teardown = cond_teardown,
+	  .post = cond_after_post, .wait = cond_wait,
+	  .timedwait = cond_timedwait },
+	{ .name = "sem",
+	  .desc = "sem_post() / sem_wait()",
+	  .flags = MF_HANDOFF | MF_TIMED,
+	  .setup = sem_setup, .teardown = sem_teardown,
+	  .post = sem_post_, .wait = sem_wait_,
+	  .timedwait = sem_timedwait_ },
+	{ .name = "eventfd",
+	  .desc = "eventfd (EFD_SEMAPHORE) write / read",
+	  .flags = MF_HANDOFF,
+	  .setup = efd_setup, .teardown = efd_teardown,
+	  .post = efd_post, .wait = efd_wait },
+	{ .name = "pipe",
+	  .desc = "one byte through a pipe",
+	  .flags = MF_HANDOFF,
+	  .setup = pipe_setup, .teardown = pipe_teardown,
+	  .post = pipe_post, .wait = pipe_wait },
+	{ .name = "futex",
+	  .desc = "raw futex word, FUTEX_WAKE on every post",
+	  .flags = MF_HANDOFF | MF_TIMED,
+	  .setup = futex_setup, .teardown = futex_teardown,
+	  .post = futex_post, .wait = futex_wait,
+	  .timedwait = futex_timedwait,
+	  .own_futex_count = true },
+	{ .name = "futex-sleeper",
+	  .desc = "raw futex word, FUTEX_WAKE only for a sleeper",
+	  .flags = MF_HANDOFF | MF_TIMED,
+	  .setup = futex_setup, .teardown = futex_teardown,
+	  .post = fsleep_post, .wait = fsleep_wait,
+	  .timedwait = fsleep_timedwait,
+	  .own_futex_count = true },
+#define PEER_MECH(p, n, d)						\
+	{ .name = n, .desc = d, .flags = MF_HANDOFF | MF_PEER,		\
+	  .setup = p##_setup, .teardown = p##_teardown,			\
+	  .post = p##_post, .wait = p##_wait,				\
+	  .wake_empty = p##_wake_empty, .bwait = p##_bwait,		\
+	  .bwake = p##_bwake }
+#ifdef BENCH_PEER_NSYNC
+	PEER_MECH(peer_nsync, "nsync",
+		  "Google nsync: nsync_mu + nsync_cv, signal under the lock"),
+#endif
+#ifdef BENCH_PEER_ABSEIL
+	PEER_MECH(peer_abseil, "abseil",
+		  "Abseil: absl::Mutex + absl::CondVar, signal under the lock"),
+#endif
+#ifdef BENCH_PEER_ATOMIC
+	PEER_MECH(peer_atomic, "atomic",
+		  "C++20 std::atomic<uint32_t> wait / notify_one"),
+#endif
+#undef PEER_MECH
 };
 const size_t nmechs = sizeof(mechs) / sizeof(mechs[0]);
 
@@ -417,6 +466,37 @@ int mech_index(const char *name)
 static const char *const extra_names[] = {
 	"swait-all", "cond-broadcast",
 };
+
+/* Every peer, built or not, and what building it needs. */
+static const struct {
+	const char *name, *why;
+} peer_list[] = {
+#ifdef BENCH_PEERS_DISABLED
+	{ "nsync", "-Dpeers=disabled" },
+	{ "abseil", "-Dpeers=disabled" },
+	{ "atomic", "-Dpeers=disabled" },
+#else
+	{ "nsync", "needs libnsync-dev" },
+	{ "abseil", "needs libabsl-dev and g++" },
+	{ "atomic", "needs g++ with C++20 std::atomic wait" },
+#endif
+};
+
+const char *peer_missing_why(const char *name)
+{
+	for (size_t i = 0; i < sizeof(peer_list) / sizeof(peer_list[0]); i++)
+		if (strcmp(peer_list[i].name, name) == 0)
+			return mech_index(name) < 0 ? peer_list[i].why : NULL;
+	return NULL;
+}
+
+void peers_missing_print(FILE *f)
+{
+	for (size_t i = 0; i < sizeof(peer_list) / sizeof(peer_list[0]); i++)
+		if (mech_index(peer_list[i].name) < 0)
+			fprintf(f, "  %-14s not built: %s\n", peer_list[i].name,
+				peer_list[i].why);
+}
 
 bool mech_name_known(const char *name)
 {

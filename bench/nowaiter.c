@@ -27,6 +27,7 @@ struct nw_mech {
 	const char *name;
 	void (*wake)(struct nw_state *s);
 	bool own_futex_count;
+	const struct mech *peer;	/* a peer's wake_empty instead */
 };
 
 static void nw_swait(struct nw_state *s)
@@ -62,12 +63,14 @@ static void nw_futex_sleeper(struct nw_state *s)
 }
 
 static const struct nw_mech nw_mechs[] = {
-	{ "swait", nw_swait, false },
-	{ "swait-all", nw_swait_all, false },
-	{ "cond", nw_cond, false },
-	{ "cond-broadcast", nw_cond_broadcast, false },
-	{ "futex", nw_futex, true },
-	{ "futex-sleeper", nw_futex_sleeper, true },
+	{ .name = "swait", .wake = nw_swait },
+	{ .name = "swait-all", .wake = nw_swait_all },
+	{ .name = "cond", .wake = nw_cond },
+	{ .name = "cond-broadcast", .wake = nw_cond_broadcast },
+	{ .name = "futex", .wake = nw_futex,
+	  .own_futex_count = true },
+	{ .name = "futex-sleeper", .wake = nw_futex_sleeper,
+	  .own_futex_count = true },
 };
 
 struct nw {
@@ -78,28 +81,49 @@ struct nw {
 	struct tcount tc;
 };
 
+/*
+ * One warm-up batch, then p->batches timed batches of p->batch calls of
+ * wake, the call written out so that every mechanism pays one call.
+ */
+#define NW_MEASURE(p, wake)						\
+	do {								\
+		uint64_t t_, t2_;					\
+									\
+		for (long i_ = 0; i_ < (p)->batch; i_++)		\
+			wake;						\
+		tcount_begin(&(p)->tc);					\
+		t_ = now_ns();						\
+		for (long b_ = 0; b_ < (p)->batches; b_++) {		\
+			for (long i_ = 0; i_ < (p)->batch; i_++)	\
+				wake;					\
+			t2_ = now_ns();					\
+			(p)->v[b_] = (double)(t2_ - t_) /		\
+				     (double)(p)->batch;		\
+			t_ = t2_;					\
+		}							\
+		tcount_end(&(p)->tc);					\
+	} while (0)
+
 static void *nw_thread(void *arg)
 {
 	struct nw *p = arg;
+	const struct mech *peer = p->m->peer;
 	struct nw_state s;
-	uint64_t t, t2;
 
+	tcount_tracepoint(&p->tc, p->tracepoint);
+	if (peer) {
+		struct chan *c = chan_new(peer);
+		void (*wake)(struct chan *) = peer->wake_empty;
+
+		NW_MEASURE(p, wake(c));
+		chan_free(peer, c);
+		tcount_close(&p->tc);
+		return NULL;
+	}
 	memset(&s, 0, sizeof(s));
 	pthread_mutex_init(&s.mu, NULL);
 	pthread_cond_init(&s.cv, NULL);
-	tcount_tracepoint(&p->tc, p->tracepoint);
-	for (long i = 0; i < p->batch; i++)	/* warm-up */
-		p->m->wake(&s);
-	tcount_begin(&p->tc);
-	t = now_ns();
-	for (long b = 0; b < p->batches; b++) {
-		for (long i = 0; i < p->batch; i++)
-			p->m->wake(&s);
-		t2 = now_ns();
-		p->v[b] = (double)(t2 - t) / (double)p->batch;
-		t = t2;
-	}
-	tcount_end(&p->tc);
+	NW_MEASURE(p, p->m->wake(&s));
 	tcount_close(&p->tc);
 	pthread_cond_destroy(&s.cv);
 	pthread_mutex_destroy(&s.mu);
@@ -113,8 +137,10 @@ static void nw_trial(struct nw *p)
 
 void run_nowaiter(void)
 {
-	const struct nw_mech *sel[8];
-	size_t nsel = 0;
+	const struct mech *peers[8];
+	struct nw_mech peer_nw[8];
+	const struct nw_mech *sel[16];
+	size_t nsel = 0, npeers;
 	long ops;
 	struct nw p;
 	const char *why;
@@ -123,6 +149,12 @@ void run_nowaiter(void)
 	for (size_t i = 0; i < sizeof(nw_mechs) / sizeof(nw_mechs[0]); i++)
 		if (mech_selected(nw_mechs[i].name))
 			sel[nsel++] = &nw_mechs[i];
+	npeers = mechs_select(MF_PEER, peers, 8);
+	for (size_t i = 0; i < npeers; i++) {
+		peer_nw[i] = (struct nw_mech){ .name = peers[i]->name,
+					       .peer = peers[i] };
+		sel[nsel++] = &peer_nw[i];
+	}
 	if (nsel == 0)
 		return;
 	scenario_refs("nowaiter", "cond", "futex");

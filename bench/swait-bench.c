@@ -136,10 +136,17 @@ static void usage(FILE *f)
 		fprintf(f, "  %-14s %s\n", mechs[i].name, mechs[i].desc);
 	fprintf(f,
 "  %-14s %s\n"
-"  %-14s %s\n"
-"pingpong, latency and prodcons use the first nine; timedwait those with a\n"
-"deadline wait; nowaiter swait, swait-all, cond, cond-broadcast, futex and\n"
-"futex-sleeper; broadcast swait, cond and futex in their wake-all forms.\n"
+"  %-14s %s\n",
+		"swait-all", "swait_wake_all() with nobody waiting (nowaiter)",
+		"cond-broadcast", "pthread_cond_broadcast() with nobody waiting "
+		"(nowaiter)");
+	peers_missing_print(f);
+	fprintf(f,
+"pingpong, latency and prodcons use every mechanism above; timedwait those\n"
+"with a deadline wait (swait, completion, cond, sem, futex, futex-sleeper);\n"
+"nowaiter swait, swait-all, cond, cond-broadcast, futex, futex-sleeper and\n"
+"the peers (nsync, abseil, atomic); broadcast swait, cond, futex and the\n"
+"peers, in their wake-all forms.\n"
 "\n"
 "Reading the table (a legend is also printed under it):\n"
 "  median, p99, p99.9, p99.99, max\n"
@@ -153,10 +160,7 @@ static void usage(FILE *f)
 "                     (--count-futex)\n"
 "  n/a                not counted in this run\n"
 "  goals              libswait's targets (README); MISSED names the\n"
-"                     measured value and the bound it is above\n",
-		"swait-all", "swait_wake_all() with nobody waiting (nowaiter)",
-		"cond-broadcast", "pthread_cond_broadcast() with nobody waiting "
-		"(nowaiter)");
+"                     measured value and the bound it is above\n");
 }
 
 static void __attribute__((noreturn, format(printf, 1, 2)))
@@ -239,6 +243,9 @@ static void check_mech_list(const char *list)
 			bad("--mech: bad list '%s'", list);
 		memcpy(name, p, n);
 		name[n] = 0;
+		if (peer_missing_why(name))
+			bad("--mech: %s was not built into this swait-bench "
+			    "(%s)", name, peer_missing_why(name));
 		if (!mech_name_known(name))
 			bad("--mech: unknown mechanism '%s'", name);
 		p += n;
