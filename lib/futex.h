@@ -34,6 +34,7 @@
 #include <errno.h>
 #include <linux/futex.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -141,6 +142,71 @@ static inline int swait_futex_wait(uint32_t *word, uint32_t expected,
 	if (err != 0 && err != EAGAIN && err != ETIMEDOUT && err != EINTR)
 		swait_fatal_errno("FUTEX_WAIT_BITSET", err, __FILE__, __LINE__);
 	return err;
+}
+
+/*
+ * futex_waitv() (Linux 5.16): sleep while *bcast == its value read here and
+ * *word == expected, until a FUTEX_WAKE on either word, a signal, or the
+ * absolute deadline on clock (NULL: none).  Returns 0 (woken through either
+ * word, possibly spuriously), EAGAIN (a word differed on entry), ETIMEDOUT,
+ * EINTR, or ENOSYS where the kernel lacks the call (or a seccomp filter
+ * refuses it with EPERM); the caller remembers that (lib/swait.c, W3).
+ *
+ * bcast comes first in the vector on purpose.  The kernel takes the words
+ * in order, each under its hash bucket's lock: queue, then compare.  So the
+ * thread is on bcast's queue before it reads *word, and a waker that
+ * changes *word and then wakes bcast finds it there, or it reads the
+ * changed *word and returns EAGAIN (lib/swait.c, W2).
+ *
+ * The timeout is always the kernel's 64-bit timespec, on every ABI, so no
+ * clamping; a negative tv_sec (long past) is passed as the epoch.
+ */
+static inline int swait_futex_waitv(uint32_t *bcast, uint32_t *word,
+				    uint32_t expected, clockid_t clock,
+				    const struct timespec *deadline)
+{
+#if defined(SYS_futex_waitv) && defined(FUTEX_32)
+	struct futex_waitv v[2];
+	struct {
+		int64_t tv_sec;
+		int64_t tv_nsec;
+	} ts;
+	int saved = errno, err = 0;
+
+	memset(v, 0, sizeof(v));
+	v[0].val = __atomic_load_n(bcast, __ATOMIC_RELAXED);
+	v[0].uaddr = (uintptr_t)bcast;
+	v[0].flags = FUTEX_32 | FUTEX_PRIVATE_FLAG;
+	v[1].val = expected;
+	v[1].uaddr = (uintptr_t)word;
+	v[1].flags = FUTEX_32 | FUTEX_PRIVATE_FLAG;
+	if (deadline) {
+		ts.tv_sec = deadline->tv_sec < 0 ? 0 :
+			    (int64_t)deadline->tv_sec;
+		ts.tv_nsec = deadline->tv_sec < 0 ? 0 : deadline->tv_nsec;
+	}
+	if (syscall(SYS_futex_waitv, v, 2, 0, deadline ? &ts : NULL,
+		    clock) < 0)
+		err = errno;
+	errno = saved;
+	/*
+	 * EPERM: a seccomp filter that predates the call (container runtimes
+	 * answer unknown system calls so).  Either way, today's path works.
+	 */
+	if (err == EPERM)
+		err = ENOSYS;
+	else if (err != 0 && err != EAGAIN && err != ETIMEDOUT &&
+		 err != EINTR && err != ENOSYS)
+		swait_fatal_errno("futex_waitv", err, __FILE__, __LINE__);
+	return err;
+#else
+	(void)bcast;
+	(void)word;
+	(void)expected;
+	(void)clock;
+	(void)deadline;
+	return ENOSYS;	/* built without the call: today's path */
+#endif
 }
 
 /*

@@ -8,6 +8,9 @@
 #ifndef SWAIT_STATE_H
 #define SWAIT_STATE_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "swait.h"
 
 /* A waiter's state (w->state); lib/swait.c says who moves it where. */
@@ -17,7 +20,27 @@ enum {
 	SWAIT_SLEEPING = 2,
 	SWAIT_WOKEN_ONE = 3,
 	SWAIT_WOKEN_ALL = 4,
+	/*
+	 * SLEEPING, in futex_waitv() on its own state and on its head's walks
+	 * word: a wake_all walk that flips it owes it no FUTEX_WAKE of its
+	 * own, one FUTEX_WAKE of the walks word at the walk's end covers
+	 * every such waiter of the walk (lib/swait.c, W1-W3).
+	 */
+	SWAIT_SLEEPING_V = 5,
 };
+
+/* Whether a single waiter's state says it is on a list (I1). */
+static inline bool swait_state_queued(uint32_t s)
+{
+	return s == SWAIT_QUEUED || s == SWAIT_SLEEPING ||
+	       s == SWAIT_SLEEPING_V;
+}
+
+/* Whether a single waiter's state says its thread announced a sleep. */
+static inline bool swait_state_sleeping(uint32_t s)
+{
+	return s == SWAIT_SLEEPING || s == SWAIT_SLEEPING_V;
+}
 
 /*
  * A grouped node's state: GROUP | index << GROUP_SHIFT | QUEUED or WOKEN_*,
@@ -42,17 +65,25 @@ enum {
 
 /*
  * head->walks: the count of wake_all walks in progress (destroy's EBUSY and
- * the completions' quiesce), whether the head is a PI head (fixed at init;
- * the public SWAIT_HEAD_PI_BIT, which SWAIT_HEAD_PI_INITIALIZER spells), and
- * whether a thread sleeps on this word in
- * swait_quiesce_dropping_lock().
- * Written under the head lock.
+ * the completions' quiesce), a generation that every walk's end advances
+ * (so the word does not return to a value a sleeper in futex_waitv() read
+ * before the walk ended: W2 in lib/swait.c), whether the head is a PI head
+ * (fixed at init; the public SWAIT_HEAD_PI_BIT, which
+ * SWAIT_HEAD_PI_INITIALIZER spells), and whether a thread sleeps on this
+ * word in swait_quiesce_dropping_lock().  Written under the head lock.
+ *
+ * 22 bits of count: walks in progress at once are at most the threads of
+ * the process, fewer than Linux's PID_MAX_LIMIT (2^22).
  */
-#define SWAIT_WALKS_MASK	0x3fffffffu
+#define SWAIT_WALKS_MASK	0x003fffffu
+#define SWAIT_WALKS_GEN		0x3fc00000u
+#define SWAIT_WALKS_GEN_ONE	0x00400000u
 #define SWAIT_WALKS_PI		SWAIT_HEAD_PI_BIT
 #define SWAIT_WALKS_QUIESCER	0x80000000u
 
-_Static_assert((SWAIT_WALKS_PI & (SWAIT_WALKS_MASK | SWAIT_WALKS_QUIESCER))
-	       == 0, "the PI bit overlaps the walk count or the quiescer flag");
+_Static_assert((SWAIT_WALKS_PI & (SWAIT_WALKS_MASK | SWAIT_WALKS_GEN |
+				  SWAIT_WALKS_QUIESCER)) == 0 &&
+	       (SWAIT_WALKS_GEN & (SWAIT_WALKS_MASK | SWAIT_WALKS_QUIESCER))
+	       == 0, "the fields of the walks word overlap");
 
 #endif /* SWAIT_STATE_H */

@@ -15,35 +15,38 @@
  * waker's side of every node, single or grouped (wake_one, wake_all, the
  * flips).  The rules of groups are lib/any.c's (G1-G5); the rules of wakes
  * from signal handlers are lib/defer.c's (S1-S5).  tests/model/swait.pml
- * checks I1-I6 and O1-O3 exhaustively for three waiters and two wakers, and
- * its seeded bugs (tests/mutants/) show that each check can fail.
+ * checks I1-I6, O1-O3 and W1-W3 exhaustively for three waiters and two
+ * wakers, and its seeded bugs (tests/mutants/) show that each check can
+ * fail.
  *
  * WAITER STATES (w->state)
  *
  *	IDLE       not on any list; no waker will touch the waiter.
  *	QUEUED     on a list (the head's, or a wake_all batch of that head).
  *	SLEEPING   on a list, and its thread is about to FUTEX_WAIT or is in it.
+ *	SLEEPING_V the same, in futex_waitv() on its word and h->walks (W1).
  *	WOKEN_ONE  taken off the list by a wake_one; not yet seen by the thread.
  *	WOKEN_ALL  taken off the list by a wake_all; not yet seen by the thread.
  *
  * Transitions and who makes them:
  *
  *	IDLE/WOKEN_*      -> QUEUED      prepare, head lock held (enqueue)
- *	QUEUED            -> SLEEPING    sleep, CAS, no lock (announce)
- *	SLEEPING          -> QUEUED      sleep, CAS, no lock (retract after a
+ *	QUEUED            -> SLEEPING*   sleep, CAS, no lock (announce)
+ *	SLEEPING_V        -> SLEEPING    sleep, CAS, no lock (ENOSYS: W3)
+ *	SLEEPING*         -> QUEUED      sleep, CAS, no lock (retract after a
  *	                                 timeout or a signal), or prepare,
  *	                                 lock held (keep place)
- *	QUEUED/SLEEPING   -> WOKEN_*     waker, exchange, head lock held,
+ *	QUEUED/SLEEPING*  -> WOKEN_*     waker, exchange, head lock held,
  *	                                 in the same critical section as the
  *	                                 dequeue
- *	QUEUED/SLEEPING   -> IDLE        finish, head lock held (dequeue)
+ *	QUEUED/SLEEPING*  -> IDLE        finish, head lock held (dequeue)
  *	WOKEN_*           -> IDLE        the waiter's own thread (consume),
  *	                                 no lock: nobody else writes it then
  *
  * INVARIANTS (a reviewer can check each against the code)
  *
  *  I1. Under the head lock, a waiter is on a list of the head iff its state
- *      is QUEUED or SLEEPING.  Every change of list membership and the
+ *      is QUEUED, SLEEPING or SLEEPING_V (SLEEPING* below).  Every change of list membership and the
  *      matching state change happen in one critical section.
  *  I2. Only the waiter's own thread moves a waiter out of IDLE, WOKEN_ONE or
  *      WOKEN_ALL, and only wakers (under the lock) move it into WOKEN_*.
@@ -106,6 +109,45 @@
  *      between critical sections.  Lockless readers of the list read only
  *      head->list.next, and every store to a ->next is atomic.
  *
+ * WAKE_ALL IN ONE SYSTEM CALL (futex_waitv, Linux 5.16)
+ *
+ *  A walk used to make one FUTEX_WAKE per sleeping waiter, because each
+ *  sleeps on its own word.  Now a single waiter sleeps in futex_waitv() on
+ *  two words, h->walks first and its own state second; wake_one still
+ *  wakes exactly its word, and a walk wakes all its sleepers by h->walks.
+ *
+ *  W1. A walk's exchange that finds SLEEPING_V owes no FUTEX_WAKE of the
+ *      waiter's word.  The walk ends by changing h->walks (walk_done(),
+ *      under the lock, after its last flip) and, after its last unlock,
+ *      makes one FUTEX_WAKE(&h->walks, INT_MAX) if it flipped any
+ *      SLEEPING_V waiter (or a quiescer waits).  That wake passes an
+ *      address only, as every wake (I3); it also wakes futex_waitv()
+ *      sleepers that were not in the walk, whose state is still
+ *      SLEEPING_V: for them it is a stale wake, and they sleep again.  A
+ *      flipped waiter stays asleep until its walk ends, a walk of O(1) lock
+ *      holds (I5) that makes no system call in between.
+ *  W2. No sleep through the walk's wake.  The waiter's kernel call takes
+ *      the words in order, each "queue on the word's hash bucket, then
+ *      compare it" under the bucket's lock.  So it is queued on h->walks
+ *      before it reads its own word.  If that read comes before the
+ *      walk's exchange, it is queued on h->walks before the exchange,
+ *      hence before the walk's FUTEX_WAKE, which finds it; if after, it
+ *      sees WOKEN_* and returns EAGAIN.  The value it expects of h->walks
+ *      does not matter to this argument; a stale value costs an EAGAIN
+ *      and another try.  Belt and braces, for a kernel that compared the
+ *      words in another order: walk_done() advances an 8-bit generation
+ *      in h->walks (lib/state.h), so the word does not go back to a value
+ *      a sleeper read before the walk's end (unless 256 walks end in the
+ *      moment between that read and the kernel's compare), and the compare
+ *      of h->walks fails instead.
+ *  W3. Where the kernel lacks futex_waitv() (ENOSYS; EPERM from a seccomp
+ *      filter that predates it), the sleeper re-announces SLEEPING with a
+ *      CAS (a failed CAS is a wake that came first) and uses FUTEX_WAIT on
+ *      its word; a process-wide hint makes later sleeps announce SLEEPING
+ *      at once.  A walk gives SLEEPING waiters their own FUTEX_WAKE, as
+ *      before.  Both kinds may be queued on one head at once.  Group nodes
+ *      (lib/any.c) sleep on their group word and are woken as before.
+ *
  *  On weaker hardware.  x86 hides most of this (every locked instruction is
  *  a full barrier, and only store-to-load reordering exists), so the
  *  qemu-user runs of CI on an x86 host do not exercise ARM's or POWER's
@@ -150,7 +192,10 @@
  *  - wake on an empty head: one fence, one load.
  *  - a waiter that was woken before it announced: no system call anywhere.
  *  - a blocking handoff: the waker's one FUTEX_WAKE, the waiter's one
- *    FUTEX_WAIT (plus FUTEX_WAKE/WAIT on the lock word under contention).
+ *    FUTEX_WAIT or futex_waitv (plus FUTEX_WAKE/WAIT on the lock word under
+ *    contention).
+ *  - wake_all: one lock hold per waiter, and one FUTEX_WAKE in all for the
+ *    sleepers in futex_waitv (one each on the ENOSYS path, W3).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -223,10 +268,13 @@ static uint32_t *dequeue_and_flip_grouped(struct swait_head *h,
 
 /*
  * Take w off its list and flip it to woken (lock held).  Returns the word to
- * FUTEX_WAKE after unlock if its thread announced a sleep, else NULL.
+ * FUTEX_WAKE after unlock if its thread announced a sleep, else NULL.  A
+ * walk passes by_walks: a thread asleep in futex_waitv() (SLEEPING_V) is
+ * then left to the walk's one FUTEX_WAKE of h->walks (W1), and *by_walks
+ * set instead of a word returned.
  */
 static uint32_t *dequeue_and_flip(struct swait_head *h, struct swait_waiter *w,
-				  uint32_t how)
+				  uint32_t how, bool *by_walks)
 {
 	uint32_t old, s = load_relaxed(&w->state);
 
@@ -247,7 +295,11 @@ static uint32_t *dequeue_and_flip(struct swait_head *h, struct swait_waiter *w,
 	swait_trace3(wake, h, w, how);	/* w is still queued: alive */
 	swait_ann_happens_before(&w->state);
 	old = __atomic_exchange_n(&w->state, how, __ATOMIC_RELEASE);
-	return old == SWAIT_SLEEPING ? &w->state : NULL;
+	if (old == SWAIT_SLEEPING_V && by_walks) {
+		*by_walks = true;
+		return NULL;
+	}
+	return swait_state_sleeping(old) ? &w->state : NULL;
 }
 
 /* ------------------------------------------------------------ init/destroy */
@@ -345,7 +397,7 @@ SWAIT_EXPORT void swait_waiter_init(struct swait_waiter *w)
 
 	/* Debug builds: a queued waiter's neighbour links back to it. */
 	if (SWAIT_DEBUG_CHECKS && w->group == SWAIT_MAGIC && next &&
-	    (s == SWAIT_QUEUED || s == SWAIT_SLEEPING) &&
+	    swait_state_queued(s) &&
 	    peek((const char *)next + offsetof(struct swait_list, prev),
 		 &back, sizeof(back)) &&
 	    back == &w->link)
@@ -367,7 +419,7 @@ SWAIT_EXPORT void swait_prepare(struct swait_head *h, struct swait_waiter *w)
 		    "swait_prepare: waiter is a node of a swait_wait_any() "
 		    "group; swait_finish_any() it first [waiter, head]",
 		    w, h, NULL);
-	if (s == SWAIT_QUEUED || s == SWAIT_SLEEPING) {
+	if (swait_state_queued(s)) {
 		swait_check(w->head == h,
 			    "swait_prepare: waiter is still queued on another "
 			    "head [waiter, its head, this head]", w, w->head, h);
@@ -411,13 +463,46 @@ SWAIT_EXPORT void swait_prepare(struct swait_head *h, struct swait_waiter *w)
 }
 
 /*
+ * W3: the kernel lacks futex_waitv() (Linux < 5.16), or a seccomp filter
+ * refuses it.  Relaxed: a hint that orders nothing; a thread that reads it
+ * stale announces SLEEPING_V, makes one call that fails with ENOSYS, and
+ * re-announces.
+ */
+static int waitv_missing;
+
+static bool swait_waitv_usable(void)
+{
+	/* An atomic hint, not data: Helgrind and DRD must not check it. */
+	swait_ann_sync_word(&waitv_missing, sizeof(waitv_missing));
+	return !__atomic_load_n(&waitv_missing, __ATOMIC_RELAXED);
+}
+
+/*
+ * One sleep of an announced waiter: futex_waitv() on h->walks and its own
+ * word if it announced SLEEPING_V (W2), FUTEX_WAIT on its word otherwise.
+ */
+static int sleep_once(struct swait_head *h, struct swait_waiter *w,
+		      uint32_t sleeping, clockid_t clock,
+		      const struct timespec *deadline)
+{
+	if (sleeping == SWAIT_SLEEPING_V)
+		return swait_futex_waitv(&h->walks, &w->state,
+					 SWAIT_SLEEPING_V, clock, deadline);
+	return swait_futex_wait(&w->state, SWAIT_SLEEPING, clock, deadline);
+}
+
+/*
  * The body of swait_sleep(), between the cancellation cleanup push and pop.
  * Returns 0 with the waiter consumed (IDLE), or ETIMEDOUT/EINTR with it
  * still QUEUED.
  */
-static int sleep_announced(struct swait_waiter *w, unsigned flags,
-			   clockid_t clock, const struct timespec *deadline)
+static int sleep_announced(struct swait_head *h, struct swait_waiter *w,
+			   unsigned flags, clockid_t clock,
+			   const struct timespec *deadline)
 {
+	/* W3: SLEEPING_V until futex_waitv() is known to be missing. */
+	uint32_t sleeping = swait_waitv_usable() ? SWAIT_SLEEPING_V
+						 : SWAIT_SLEEPING;
 	uint32_t s = SWAIT_QUEUED;
 	int err, oldtype;
 
@@ -426,31 +511,45 @@ static int sleep_announced(struct swait_waiter *w, unsigned flags,
 	 * O2: announce.  Acquire on failure: a WOKEN_* we read publishes the
 	 * waker's writes (O3).
 	 */
-	if (!__atomic_compare_exchange_n(&w->state, &s, SWAIT_SLEEPING, false,
+	if (!__atomic_compare_exchange_n(&w->state, &s, sleeping, false,
 					 __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE)) {
 		swait_check(s != SWAIT_IDLE,
 			    "swait_sleep: waiter was not prepared [waiter]",
 			    w, NULL, NULL);
-		if (s != SWAIT_SLEEPING)
+		if (!swait_state_sleeping(s))
 			goto woken;	/* a wake came first: no syscall */
+		sleeping = s;	/* announced by an earlier sleep */
 	}
 	for (;;) {
 		/*
 		 * A cancellation point, as pthread_cond_wait is: deferred
 		 * cancellation is acted on only inside this window, where
-		 * the state is SLEEPING or WOKEN_* and not yet consumed, so
-		 * the cleanup handler (swait_finish) can dequeue the waiter
-		 * or pass its wake on (I4, I6).
+		 * the state is SLEEPING(_V) or WOKEN_* and not yet consumed,
+		 * so the cleanup handler (swait_finish) can dequeue the
+		 * waiter or pass its wake on (I4, I6).
 		 */
 		SWAIT_RACE();	/* between the announce and the wait */
 		swait_async_window_open(&oldtype);	/* C1 */
-		err = swait_futex_wait(&w->state, SWAIT_SLEEPING, clock,
-				       deadline);
+		err = sleep_once(h, w, sleeping, clock, deadline);
 		swait_async_window_close(oldtype);
 
 		s = load_acquire(&w->state);	/* O3 */
-		if (s != SWAIT_SLEEPING)
-			goto woken;	/* only a waker leaves SLEEPING (I2) */
+		if (s != sleeping)
+			goto woken;	/* only a waker leaves SLEEPING* (I2) */
+		if (err == ENOSYS) {
+			/*
+			 * W3: no futex_waitv() here.  Re-announce as SLEEPING,
+			 * so that a walk wakes us by our own word from now on;
+			 * a failed CAS is a wake that came first.
+			 */
+			__atomic_store_n(&waitv_missing, 1, __ATOMIC_RELAXED);
+			if (!__atomic_compare_exchange_n(&w->state, &s,
+					SWAIT_SLEEPING, false,
+					__ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
+				goto woken;
+			sleeping = SWAIT_SLEEPING;
+			continue;
+		}
 		if (err == ETIMEDOUT ||
 		    (err == EINTR && (flags & SWAIT_INTERRUPTIBLE))) {
 			/*
@@ -465,9 +564,11 @@ static int sleep_announced(struct swait_waiter *w, unsigned flags,
 			goto woken;
 		}
 		/*
-		 * 0 with the word still SLEEPING is a stale FUTEX_WAKE aimed
-		 * at memory we now occupy (I3), EINTR without the flag is a
-		 * signal we ignore: sleep again, same absolute deadline.
+		 * 0 with the word still SLEEPING* is a stale FUTEX_WAKE aimed
+		 * at memory we now occupy (I3), or a walk's wake of h->walks
+		 * that was not for us (W1), EAGAIN a walks word that moved
+		 * before we slept (W2), EINTR without the flag a signal we
+		 * ignore: sleep again, same absolute deadline.
 		 */
 	}
 woken:
@@ -505,7 +606,7 @@ static int sleep_cancellable(struct sleep_ctx *ctx)
 	int err;
 
 	pthread_cleanup_push(sleep_cancelled, ctx);
-	err = sleep_announced(ctx->waiter, ctx->flags, ctx->clock,
+	err = sleep_announced(ctx->head, ctx->waiter, ctx->flags, ctx->clock,
 			      ctx->deadline);
 	pthread_cleanup_pop(0);
 	return err;
@@ -544,13 +645,13 @@ SWAIT_EXPORT void swait_finish(struct swait_head *h, struct swait_waiter *w)
 		    "swait_finish: waiter is a node of a swait_wait_any() "
 		    "group; use swait_finish_any() [waiter, head]", w, h, NULL);
 
-	if (s == SWAIT_QUEUED || s == SWAIT_SLEEPING) {
+	if (swait_state_queued(s)) {
 		swait_check(w->head == h,
 			    "swait_finish: waiter is queued on another head "
 			    "[waiter, its head, this head]", w, w->head, h);
 		swait_head_lock(h);
 		s = load_relaxed(&w->state);	/* stable under the lock (I1) */
-		if (s == SWAIT_QUEUED || s == SWAIT_SLEEPING) {
+		if (swait_state_queued(s)) {
 			list_del(w);
 			w->group = 0;
 			store_relaxed(&w->state, SWAIT_IDLE);
@@ -579,7 +680,8 @@ uint32_t *swait_wake_one_locked(struct swait_head *h)
 {
 	if (list_empty(&h->list))
 		return NULL;
-	return dequeue_and_flip(h, waiter_of(h->list.next), SWAIT_WOKEN_ONE);
+	return dequeue_and_flip(h, waiter_of(h->list.next), SWAIT_WOKEN_ONE,
+				NULL);
 }
 
 /* swait_wake_one() past its peek and the handler checks. */
@@ -614,11 +716,14 @@ static bool walk_done(struct swait_head *h)
 {
 	uint32_t v = load_relaxed(&h->walks) - 1;
 
+	/* W2: a new generation, so the word does not go back to a value. */
+	v = (v & ~SWAIT_WALKS_GEN) |
+	    ((v + SWAIT_WALKS_GEN_ONE) & SWAIT_WALKS_GEN);
 	if ((v & SWAIT_WALKS_MASK) != 0) {
 		store_relaxed(&h->walks, v);
 		return false;
 	}
-	store_relaxed(&h->walks, v & SWAIT_WALKS_PI);
+	store_relaxed(&h->walks, v & (SWAIT_WALKS_PI | SWAIT_WALKS_GEN));
 	return (v & SWAIT_WALKS_QUIESCER) != 0;
 }
 
@@ -626,7 +731,7 @@ void swait_wake_all_and_unlock(struct swait_head *h)
 {
 	struct swait_list batch;
 	uint32_t *word;
-	bool last, quiesced;
+	bool last, quiesced, by_walks = false;
 	unsigned steps = 0, woken = 0;
 
 	if (list_empty(&h->list)) {
@@ -643,7 +748,7 @@ void swait_wake_all_and_unlock(struct swait_head *h)
 	store_relaxed(&h->walks, load_relaxed(&h->walks) + 1);
 	for (;;) {
 		word = dequeue_and_flip(h, waiter_of(batch.next),
-					SWAIT_WOKEN_ALL);
+					SWAIT_WOKEN_ALL, &by_walks);
 		last = batch.next == &batch;
 		quiesced = last && walk_done(h);
 		steps++;
@@ -678,7 +783,13 @@ void swait_wake_all_and_unlock(struct swait_head *h)
 		}
 	}
 	swait_trace2(wake_all, h, woken);	/* a value: h is not read */
-	if (quiesced)
+	/*
+	 * W1: one system call for every waiter of the walk asleep in
+	 * futex_waitv(), and for the quiescers.  walk_done() changed the word
+	 * after the last flip; this wake comes after the unlock, an address
+	 * only, as every wake (I3).
+	 */
+	if (quiesced || by_walks)
 		swait_futex_wake(&h->walks, INT_MAX);
 }
 
