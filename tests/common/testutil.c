@@ -194,6 +194,10 @@ bool tu_is_futex_call(long nr)
 	if (nr == SYS_futex)
 		return true;
 #endif
+#ifdef SYS_futex_waitv
+	if (nr == SYS_futex_waitv)	/* lib/swait.c W1-W3 */
+		return true;
+#endif
 	return false;
 }
 

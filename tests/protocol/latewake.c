@@ -34,7 +34,8 @@
 
 extern void (*swait_hook_futex_wake)(uint32_t *word);
 
-enum { STATE_SLEEPING = 2 };	/* lib/state.h: announced, about to sleep */
+/* lib/state.h: announced, about to sleep (SLEEPING, SLEEPING_V) */
+enum { STATE_SLEEPING = 2, STATE_SLEEPING_V = 5 };
 
 static struct swait_head head;
 /* The waiter's memory, reused as a PI futex word after the wait. */
@@ -58,9 +59,13 @@ static void *waker(void *arg)
 {
 	(void)arg;
 	/* Wake only a waiter that announced its sleep: that wake FUTEX_WAKEs. */
-	while (__atomic_load_n(&mem.w.state, __ATOMIC_ACQUIRE) !=
-	       STATE_SLEEPING)
+	for (;;) {
+		uint32_t s = __atomic_load_n(&mem.w.state, __ATOMIC_ACQUIRE);
+
+		if (s == STATE_SLEEPING || s == STATE_SLEEPING_V)
+			break;
 		sched_yield();
+	}
 	swait_wake_one(&head);
 	return NULL;
 }

@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: MIT
+/*
+ * waitv.c - wake_all in one system call (lib/swait.c W1-W3).
+ *
+ * Where the kernel has futex_waitv(), a single waiter sleeps in it, and a
+ * wake_all walk that finds N such sleepers makes one FUTEX_WAKE, of the
+ * head's walks word, instead of N.  Where it does not (ENOSYS; CI forces
+ * that with the no-waitv wrapper, tests/common/no-waitv.c), sleepers use
+ * FUTEX_WAIT and the walk wakes each word.  Each test probes which kernel
+ * it runs on and asserts the behaviour that kernel must show, so the same
+ * program checks both paths: counted through the library's test hook on
+ * FUTEX_WAKE, and seen in /proc (the system call a sleeper is blocked in).
+ *
+ * Also: wake_one stays targeted (one FUTEX_WAKE of the chosen waiter's own
+ * word, the other sleepers stay asleep), a PI head works the same, and a
+ * sleeper in futex_waitv() still times out on both clocks.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "swait.h"
+#include "testutil.h"
+
+extern void (*swait_hook_futex_wake)(uint32_t *word);
+
+#define NSLEEPERS 8
+
+static struct swait_head head;
+static unsigned flag;			/* the condition, TU_LOAD/TU_STORE */
+static pid_t tids[NSLEEPERS];
+static unsigned woken_count;		/* sleepers whose wait returned */
+
+/* FUTEX_WAKE calls made by the thread that set `counting`. */
+static _Thread_local bool counting;
+static unsigned wakes_walks, wakes_other;
+
+static void count_wake(uint32_t *word)
+{
+	if (!counting)
+		return;
+	if (word == &head.walks)
+		wakes_walks++;
+	else
+		wakes_other++;
+}
+
+/* Whether this kernel (and its seccomp filter) offers futex_waitv(). */
+static bool have_waitv(void)
+{
+#ifdef SYS_futex_waitv
+	/* Zero futexes is EINVAL where the call exists. */
+	long r = syscall(SYS_futex_waitv, NULL, 0, 0, NULL, 0);
+
+	return r == -1 && errno == EINVAL;
+#else
+	return false;
+#endif
+}
+
+/* The system call tid is blocked in, or -1 if /proc does not say. */
+static long blocked_in(pid_t tid)
+{
+	char path[64], buf[256];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return atol(buf);
+}
+
+static char task_state(pid_t tid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return '?';
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return '?';
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : '?';
+}
+
+static void *sleeper(void *arg)
+{
+	unsigned i = (unsigned)(uintptr_t)arg;
+
+	TU_STORE(&tids[i], tu_gettid());
+	swait_event(&head, TU_LOAD(&flag) != 0);
+	TU_ADD(&woken_count, 1);
+	return NULL;
+}
+
+/* Start n sleepers and wait until each is blocked in a futex call. */
+static void start_sleepers(pthread_t *t, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		TU_STORE(&tids[i], 0);
+		assert_int_equal(pthread_create(&t[i], NULL, sleeper,
+						(void *)(uintptr_t)i), 0);
+	}
+	for (unsigned i = 0; i < n; i++) {
+		pid_t tid;
+
+		assert_true(tu_poll((tid = TU_LOAD(&tids[i])) != 0 &&
+				    task_state(tid) == 'S' &&
+				    tu_is_futex_call(blocked_in(tid))));
+	}
+}
+
+/* Each sleeper is blocked in the call this kernel calls for (W3). */
+static void assert_sleepers_use(unsigned n, bool waitv)
+{
+	if (getenv("MESON_EXE_WRAPPER"))
+		return;		/* /proc shows the host's numbers */
+	for (unsigned i = 0; i < n; i++) {
+		long nr = blocked_in(TU_LOAD(&tids[i]));
+
+		if (nr < 0)
+			continue;	/* /proc/.../syscall unreadable */
+#ifdef SYS_futex_waitv
+		if (waitv)
+			assert_int_equal(nr, SYS_futex_waitv);
+		else
+			assert_int_not_equal(nr, SYS_futex_waitv);
+#else
+		(void)waitv;
+#endif
+	}
+}
+
+static void setup_head(bool pi)
+{
+	if (pi)
+		swait_head_init_pi(&head);
+	else
+		swait_head_init(&head);
+	TU_STORE(&flag, 0);
+	TU_STORE(&woken_count, 0);
+	wakes_walks = wakes_other = 0;
+	__atomic_store_n(&swait_hook_futex_wake, count_wake,
+			 __ATOMIC_RELEASE);
+}
+
+static void teardown_head(void)
+{
+	__atomic_store_n(&swait_hook_futex_wake, NULL, __ATOMIC_RELEASE);
+	assert_int_equal(swait_head_destroy(&head), 0);
+}
+
+static void run_wake_all(bool pi)
+{
+	pthread_t t[NSLEEPERS];
+	bool waitv = have_waitv();
+
+	tu_watchdog_arm(60, "wake_all of sleepers", NULL);
+	setup_head(pi);
+	start_sleepers(t, NSLEEPERS);
+	assert_sleepers_use(NSLEEPERS, waitv);
+
+	TU_STORE(&flag, 1);
+	counting = true;
+	swait_wake_all(&head);
+	counting = false;
+	/* The counts first: a missing wake would leave the joins hanging. */
+	if (waitv) {
+		/* W1: one wake of the walks word, none of a waiter's. */
+		assert_int_equal(wakes_walks, 1);
+		assert_int_equal(wakes_other, 0);
+	} else {
+		/* W3: one wake per sleeper's own word. */
+		assert_int_equal(wakes_walks, 0);
+		assert_int_equal(wakes_other, NSLEEPERS);
+	}
+	for (unsigned i = 0; i < NSLEEPERS; i++)
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+	assert_int_equal(TU_LOAD(&woken_count), NSLEEPERS);
+	teardown_head();
+	tu_watchdog_disarm();
+}
+
+static void wake_all_one_call(void **state)
+{
+	(void)state;
+	run_wake_all(false);
+}
+
+static void wake_all_one_call_pi(void **state)
+{
+	(void)state;
+	run_wake_all(true);
+}
+
+/*
+ * wake_one stays targeted: one FUTEX_WAKE, of the oldest sleeper's own
+ * word; the others stay asleep, still blocked.
+ */
+static void wake_one_targeted(void **state)
+{
+	pthread_t t[3];
+	bool waitv = have_waitv();
+
+	(void)state;
+	tu_watchdog_arm(60, "wake_one among futex_waitv sleepers", NULL);
+	setup_head(false);
+	start_sleepers(t, 3);
+	assert_sleepers_use(3, waitv);
+
+	/* Only one of them may take this: a counter of one token. */
+	TU_STORE(&flag, 1);
+	counting = true;
+	swait_wake_one(&head);
+	counting = false;
+	assert_int_equal(wakes_walks, 0);
+	assert_int_equal(wakes_other, 1);
+	assert_true(tu_poll(TU_LOAD(&woken_count) == 1));
+	/* The other two went back to sleep or never woke: still queued. */
+	assert_true(swait_active(&head));
+
+	swait_wake_all(&head);
+	for (unsigned i = 0; i < 3; i++)
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+	assert_int_equal(TU_LOAD(&woken_count), 3);
+	teardown_head();
+	tu_watchdog_disarm();
+}
+
+/* A sleeper in futex_waitv() times out, on each clock, and leaves. */
+static void timeout_both_clocks(void **state)
+{
+	static const clockid_t clocks[] = { CLOCK_MONOTONIC, CLOCK_REALTIME };
+
+	(void)state;
+	setup_head(false);
+	for (size_t i = 0; i < 2; i++) {
+		struct timespec dl;
+		int r;
+
+		assert_int_equal(swait_deadline_after(&dl, clocks[i],
+						      20 * 1000 * 1000), 0);
+		r = swait_event_timeout(&head, TU_LOAD(&flag) != 0, clocks[i],
+					&dl);
+		assert_int_equal(r, ETIMEDOUT);
+		assert_false(swait_active(&head));
+	}
+	teardown_head();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(wake_all_one_call),
+		cmocka_unit_test(wake_all_one_call_pi),
+		cmocka_unit_test(wake_one_targeted),
+		cmocka_unit_test(timeout_both_clocks),
+	};
+
+	TU_SYNC_VAR(head);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
