@@ -29,6 +29,17 @@
  * swait_futex_wake() ignores its result, so nothing follows from it, and
  * MUTANT_LATE_WAKE_FATAL (the abort it used to make) is caught.
  *
+ * futex_waitv (W1-W3, WAITV: 0 never, 1 always, 2 either at each announce,
+ * default 1).  A waiter that announces SLEEPING_V sleeps in futex_waitv()
+ * on the head's walks word (walksv, which every walk's start and end
+ * change) and its own word, as the kernel does it: the words in order,
+ * each "queue, then compare" in one step (onwalks[i], then infutex[i]);
+ * a FUTEX_WAKE of either word wakes the whole call.  Under WAITV 2 the
+ * call may also fail with ENOSYS before doing anything, and the waiter
+ * re-announces SLEEPING (W3).  A wake_all walk gives a SLEEPING_V waiter no
+ * FUTEX_WAKE of its own; after its last unlock it makes one FUTEX_WAKE of
+ * walksv if it flipped any (W1).
+ *
  * PROPERTIES (pan -DSAFETY: assertions and invalid end states)
  *
  *  (a) No lost wakeup.  Every process must reach its end; a waiter left
@@ -165,6 +176,12 @@
  *  MUTANT_NO_PASS_ON            (model only) finish swallows a WOKEN_ONE (I6)
  *  MUTANT_LATE_WAKE_FATAL       a FUTEX_WAKE that fails after its waiter left
  *                               aborts (swait_futex_wake before I3's EINVAL)
+ *  MUTANT_WALKS_WAKE_SKIPPED    a walk that flipped SLEEPING_V waiters makes
+ *                               no FUTEX_WAKE of the walks word (W1)
+ *  MUTANT_WAITV_UNORDERED       (model only) the kernel compares the own word
+ *                               before it queues on the walks word, and the
+ *                               walk's end restores the word's value: both
+ *                               halves of W2 gone, a lost wakeup
  */
 
 #ifndef NW
@@ -185,6 +202,9 @@
 #ifndef RETRY
 #define RETRY 0			/* after ETIMEDOUT: 1 wait again, 0 give up */
 #endif
+#ifndef WAITV
+#define WAITV 1			/* futex_waitv: 0 never, 1 always, 2 either */
+#endif
 
 /* Tokens each waker posts; NW in all. */
 #define POSTS(k)	((k) == 0 -> NW - (NK - 1) * (NW / NK) : NW / NK)
@@ -197,6 +217,7 @@
 #define SLEEPING	2
 #define WOKEN_ONE	3
 #define WOKEN_ALL	4
+#define SLEEPING_V	5
 
 /* return values of sleep / the event macro */
 #define OK		0
@@ -223,13 +244,17 @@ byte budget = TIMEOUTS;
 byte spur = SPURIOUS;
 byte nfinished;		/* ghost: waiters that hold their token */
 bit late;			/* ghost: a FUTEX_WAKE landed late */
+byte walksv;			/* head->walks: changes at each walk's start, end */
+bit onwalks[NW];		/* thread i queued on walksv in futex_waitv */
 
 hidden byte t1;			/* scratch, only inside d_step */
 hidden byte t2;
 hidden byte t3;
 
 #define ONLIST(i)	(where[i] != 0)
-#define QS(i)		(st[i] == QUEUED || st[i] == SLEEPING)
+#define QS(i)		(st[i] == QUEUED || st[i] == SLEEPING || \
+			 st[i] == SLEEPING_V)
+#define SLEEPS(s)	((s) == SLEEPING || (s) == SLEEPING_V)
 
 /* list_empty(&h->list), lockless (O4), as the wakes' peek sees it */
 #define PEEK_EMPTY	(qlen == 0 || invis[q[0]])
@@ -338,10 +363,50 @@ inline FUTEX_WAKE(n)
 #ifdef MUTANT_LATE_WAKE_FATAL
 			; assert(late == 0)	/* EINVAL is fatal */
 #endif
-		:: else -> infutex[n] = 0
+		:: else -> infutex[n] = 0; onwalks[n] = 0
 		fi
 	}
 }
+
+/*
+ * FUTEX_WAKE(&h->walks, INT_MAX) after the walk's last unlock (W1): wakes
+ * every futex_waitv() queued on the walks word, its own or not.
+ */
+inline WALKS_WAKE()
+{
+	d_step {
+		assert(lock != _pid + 1);
+		t1 = 0;
+		do
+		:: t1 < NW ->
+			if
+			:: onwalks[t1] -> onwalks[t1] = 0; infutex[t1] = 0
+			:: else
+			fi;
+			t1++
+		:: else -> break
+		od;
+		t1 = 0
+	}
+}
+
+/*
+ * W2 has two halves, each enough alone: the kernel queues on the walks
+ * word before it compares the own word, and the walk's end gives the walks
+ * word a new value.  -DWAITV_STATE_FIRST and -DWAITV_NO_GEN each drop one
+ * (the model must still pass); MUTANT_WAITV_UNORDERED drops both.
+ */
+#ifdef MUTANT_WAITV_UNORDERED
+#define WAITV_STATE_FIRST
+#define WAITV_NO_GEN
+#endif
+
+/* walk_done()'s change of the walks word, lock held (W2) */
+#ifndef WAITV_NO_GEN
+#define WALK_END	walksv++
+#else
+#define WALK_END	walksv--	/* back to the value before the walk */
+#endif
 
 /* cond: take a token if there is one */
 inline CONSUME(got)
@@ -496,14 +561,27 @@ inline wake_one()
 		if
 		:: w != NONE ->
 			FLIP_UNLOCK(WOKEN_ONE);
-			if :: old == SLEEPING -> FUTEX_WAKE(w) :: else fi
+			if :: SLEEPS(old) -> FUTEX_WAKE(w) :: else fi
 		:: else
 		fi
 	fi;
 	d_step { w = 0; old = 0 }
 }
 
-/* swait_wake_all(h) by waker k (its batch); w, old, last: locals */
+/*
+ * After a flip in a walk: its own FUTEX_WAKE for a SLEEPING waiter; none
+ * for a SLEEPING_V one, whose wake is the walk's last (W1).
+ */
+inline WALK_WAKE_WORD()
+{
+	if
+	:: old == SLEEPING -> FUTEX_WAKE(w)
+	:: old == SLEEPING_V -> bw = 1
+	:: else
+	fi
+}
+
+/* swait_wake_all(h) by waker k (its batch); w, old, last, bw: locals */
 inline wake_all(k)
 {
 	if
@@ -513,7 +591,9 @@ inline wake_all(k)
 			acquire();
 			if
 			:: qlen == 0 -> release(); w = NONE
-			:: else -> list_splice_init(k); w = bq[k * NW]; DEQ()
+			:: else ->
+				list_splice_init(k); walksv++;
+				w = bq[k * NW]; DEQ()
 			fi
 		};
 		if
@@ -526,28 +606,30 @@ inline wake_all(k)
 #ifdef MUTANT_WAKE_ALL_HOLDS_LOCK
 				if
 				:: !last ->	/* keeps the lock: continue */
-					if
-					:: old == SLEEPING -> FUTEX_WAKE(w)
-					:: else
-					fi;
+					WALK_WAKE_WORD();
 					d_step { w = bq[k * NW]; old = 0; DEQ() }
 				:: else ->
 #endif
-				UNLOCK();
+				d_step {
+					if :: last -> WALK_END :: else fi;
+					release()
+				};
 #else
 				d_step {	/* FLIP_UNLOCK, and last */
 					LIVE(w); old = st[w]; st[w] = WOKEN_ALL;
 					last = (blen[k] == 0);
+					if :: last -> WALK_END :: else fi;
 					release()
 				};
 #endif
-				if :: old == SLEEPING -> FUTEX_WAKE(w) :: else fi;
+				WALK_WAKE_WORD();
 				if :: last -> break :: else fi;
 				d_step {
 					acquire();
 					old = 0;
 					if
-					:: blen[k] == 0 -> release(); w = NONE
+					:: blen[k] == 0 ->
+						WALK_END; release(); w = NONE
 					:: else -> w = bq[k * NW]; DEQ()
 					fi
 				};
@@ -559,7 +641,10 @@ inline wake_all(k)
 		:: else
 		fi
 	fi;
-	atomic { w = 0; old = 0; last = 0 }
+#ifndef MUTANT_WALKS_WAKE_SKIPPED
+	if :: bw -> WALKS_WAKE() :: else fi;
+#endif
+	atomic { w = 0; old = 0; last = 0; bw = 0 }
 }
 
 /* --------------------------------------------------------------- waiter */
@@ -573,13 +658,13 @@ inline wake_all(k)
  */
 inline WOKEN()
 {
-	st[_pid] = IDLE;
+	st[_pid] = IDLE; sv = 0;
 	goto rewoken
 }
 
 active [NW] proctype waiter()
 {
-	byte s, err, r, w, old;
+	byte s, err, r, w, old, sv, v;
 	bit got;
 
 again:	/* swait_event_generic: fast check, then a new frame (IDLE) */
@@ -613,12 +698,22 @@ prepare: /* swait_prepare */
 		if :: got -> r = OK; goto finish :: else fi
 	};
 
-	/* swait_sleep -> sleep_announced: announce, CAS QUEUED -> SLEEPING */
+	/*
+	 * swait_sleep -> sleep_announced: announce, CAS QUEUED -> sv, where
+	 * sv is SLEEPING_V while futex_waitv is not known missing (W3).
+	 */
+#if WAITV == 0
+	sv = SLEEPING;
+#elif WAITV == 1
+	sv = SLEEPING_V;
+#else
+	if :: sv = SLEEPING :: sv = SLEEPING_V fi;
+#endif
 	atomic {
 		d_step {
 			invis[_pid] = 0;	/* a RMW: drains the store buffer */
 			if
-			:: st[_pid] == QUEUED -> st[_pid] = SLEEPING; s = 0
+			:: st[_pid] == QUEUED -> st[_pid] = sv; s = 0
 			:: else -> s = st[_pid]
 			fi
 		};
@@ -626,14 +721,75 @@ prepare: /* swait_prepare */
 		:: s != 0 ->
 			assert(s != IDLE);	/* "waiter was not prepared" */
 			if
-			:: s != SLEEPING -> s = 0; WOKEN()
-			:: else -> s = 0
+			:: !SLEEPS(s) -> s = 0; WOKEN()
+			:: else -> sv = s; s = 0
 			fi
 		:: else
 		fi
 	};
 
-futexwait: /* FUTEX_WAIT(&w->state, SLEEPING): compare and block (kernel) */
+futexwait:
+	if
+	:: sv == SLEEPING -> goto futexwait1
+	:: else
+	fi;
+	/* futex_waitv({&h->walks, v}, {&w->state, SLEEPING_V}) (W2) */
+	v = walksv;			/* "v[0].val = __atomic_load_n(bcast" */
+#if WAITV == 2
+	if
+	:: skip
+	:: atomic {			/* ENOSYS: re-announce SLEEPING (W3) */
+		if
+		:: st[_pid] == SLEEPING_V -> st[_pid] = SLEEPING; sv = SLEEPING;
+			goto futexwait1
+		:: else -> WOKEN()
+		fi
+	   }
+	fi;
+#endif
+#ifndef WAITV_STATE_FIRST
+	atomic {	/* word 0: queue on the walks word, compare */
+		if
+		:: walksv == v -> onwalks[_pid] = 1; v = 0
+		:: else -> v = 0; goto eagain
+		fi
+	};
+	atomic {	/* word 1: queue on the own word, compare */
+		if
+		:: onwalks[_pid] == 0 -> goto returned	/* woken meanwhile */
+		:: onwalks[_pid] == 1 && st[_pid] == SLEEPING_V ->
+			infutex[_pid] = 1
+		:: onwalks[_pid] == 1 && st[_pid] != SLEEPING_V ->
+			onwalks[_pid] = 0; goto eagain
+		fi
+	};
+#else
+	atomic {
+		if
+		:: st[_pid] == SLEEPING_V -> infutex[_pid] = 1
+		:: else -> goto eagain
+		fi
+	};
+	atomic {
+		if
+		:: infutex[_pid] == 0 -> v = 0; goto returned
+		:: infutex[_pid] == 1 && walksv == v ->
+			onwalks[_pid] = 1; v = 0
+		:: infutex[_pid] == 1 && walksv != v ->
+			infutex[_pid] = 0; v = 0; goto eagain
+		fi
+	};
+#endif
+	goto returned;
+eagain:	/* EAGAIN: "s = load_acquire(&w->state); if (s != sleeping)" */
+	atomic {
+		if
+		:: st[_pid] != sv -> WOKEN()
+		:: else -> goto futexwait
+		fi
+	};
+
+futexwait1: /* FUTEX_WAIT(&w->state, SLEEPING): compare and block (kernel) */
 #ifndef MUTANT_WAIT_NO_COMPARE
 	atomic {
 		if
@@ -650,24 +806,27 @@ futexwait: /* FUTEX_WAIT(&w->state, SLEEPING): compare and block (kernel) */
 		fi
 	};
 #endif
+returned:
 	/*
-	 * FUTEX_WAIT returns: woken by FUTEX_WAKE, or ETIMEDOUT/EINTR, or
-	 * spuriously.  The return and the load after it ("s =
-	 * load_acquire(&w->state); if (s != SWAIT_SLEEPING) goto woken") are
-	 * one step: in between, only a waker's exchange can touch the word,
-	 * and it commutes with the return.
+	 * FUTEX_WAIT (or futex_waitv) returns: woken by a FUTEX_WAKE of a
+	 * word it is queued on, or ETIMEDOUT/EINTR, or spuriously.  The
+	 * return and the load after it ("s = load_acquire(&w->state); if (s
+	 * != sleeping) goto woken") are one step: in between, only a waker's
+	 * exchange can touch the word, and it commutes with the return.
 	 */
 	atomic {
 		if
-		:: infutex[_pid] == 0 -> err = OK	/* FUTEX_WAKE */
+		:: infutex[_pid] == 0 && onwalks[_pid] == 0 ->
+			err = OK	/* FUTEX_WAKE */
 		/* a woken (unqueued) futex_wait returns 0, not the timeout */
 		:: infutex[_pid] == 1 && budget > 0 ->
-			budget--; infutex[_pid] = 0; err = ETIMEDOUT
+			budget--; infutex[_pid] = 0; onwalks[_pid] = 0;
+			err = ETIMEDOUT
 		:: infutex[_pid] == 1 && spur > 0 ->
-			spur--; infutex[_pid] = 0; err = OK
+			spur--; infutex[_pid] = 0; onwalks[_pid] = 0; err = OK
 		fi;
 		if
-		:: st[_pid] != SLEEPING -> err = OK; WOKEN()
+		:: st[_pid] != sv -> err = OK; WOKEN()
 		:: else
 		fi;
 		if
@@ -675,11 +834,11 @@ futexwait: /* FUTEX_WAIT(&w->state, SLEEPING): compare and block (kernel) */
 		:: else -> goto futexwait	/* stale wake, ignored EINTR */
 		fi
 	};
-	/* retract: CAS SLEEPING -> QUEUED; "return err" or "goto woken" */
+	/* retract: CAS sv -> QUEUED; "return err" or "goto woken" */
 	atomic {
 		d_step {
 			if
-			:: st[_pid] == SLEEPING -> st[_pid] = QUEUED; s = 0
+			:: st[_pid] == sv -> st[_pid] = QUEUED; s = 0
 			:: else -> s = st[_pid]
 			fi;
 			err = OK
@@ -703,7 +862,7 @@ finish:	/* swait_finish */
 	atomic {
 		s = st[_pid];		/* load_acquire */
 		if
-		:: s == QUEUED || s == SLEEPING -> skip
+		:: s == QUEUED || SLEEPS(s) -> skip
 		:: s == IDLE -> goto recheck
 		:: else -> goto finwoken
 		fi
@@ -716,7 +875,7 @@ finish:	/* swait_finish */
 		acquire();
 		s = st[_pid];		/* stable under the lock (I1) */
 		if
-		:: s == QUEUED || s == SLEEPING ->
+		:: s == QUEUED || SLEEPS(s) ->
 			list_del(_pid);
 #ifndef MUTANT_DEQUEUE_KEEPS_STATE
 			st[_pid] = IDLE;
@@ -803,7 +962,7 @@ gaveup:
 active [NK] proctype waker()
 {
 	byte w, old;
-	bit last, all;
+	bit last, all, bw;
 	byte k = _pid - NW;
 	byte n = POSTS(_pid - NW);
 
