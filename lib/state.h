@@ -67,7 +67,9 @@ static inline bool swait_state_sleeping(uint32_t s)
  * head->walks: the count of wake_all walks in progress (destroy's EBUSY and
  * the completions' quiesce), a generation that every walk's end advances
  * (so the word does not return to a value a sleeper in futex_waitv() read
- * before the walk ended: W2 in lib/swait.c), whether the head is a PI head
+ * before the walk ended: W2 in lib/swait.c), whether a walk on this head
+ * has found several sleepers (W4: sleepers then use futex_waitv), whether
+ * the head is a PI head
  * (fixed at init; the public SWAIT_HEAD_PI_BIT, which
  * SWAIT_HEAD_PI_INITIALIZER spells), and whether a thread sleeps on this
  * word in swait_quiesce_dropping_lock().  Written under the head lock.
@@ -76,14 +78,19 @@ static inline bool swait_state_sleeping(uint32_t s)
  * the process, fewer than Linux's PID_MAX_LIMIT (2^22).
  */
 #define SWAIT_WALKS_MASK	0x003fffffu
-#define SWAIT_WALKS_GEN		0x3fc00000u
+#define SWAIT_WALKS_GEN		0x1fc00000u	/* 7 bits */
 #define SWAIT_WALKS_GEN_ONE	0x00400000u
+#define SWAIT_WALKS_BCAST	0x20000000u
 #define SWAIT_WALKS_PI		SWAIT_HEAD_PI_BIT
 #define SWAIT_WALKS_QUIESCER	0x80000000u
 
 _Static_assert((SWAIT_WALKS_PI & (SWAIT_WALKS_MASK | SWAIT_WALKS_GEN |
-				  SWAIT_WALKS_QUIESCER)) == 0 &&
-	       (SWAIT_WALKS_GEN & (SWAIT_WALKS_MASK | SWAIT_WALKS_QUIESCER))
-	       == 0, "the fields of the walks word overlap");
+				  SWAIT_WALKS_BCAST | SWAIT_WALKS_QUIESCER))
+	       == 0 &&
+	       (SWAIT_WALKS_GEN & (SWAIT_WALKS_MASK | SWAIT_WALKS_BCAST |
+				   SWAIT_WALKS_QUIESCER)) == 0 &&
+	       (SWAIT_WALKS_BCAST & (SWAIT_WALKS_MASK |
+				     SWAIT_WALKS_QUIESCER)) == 0,
+	       "the fields of the walks word overlap");
 
 #endif /* SWAIT_STATE_H */

@@ -109,45 +109,6 @@
  *      between critical sections.  Lockless readers of the list read only
  *      head->list.next, and every store to a ->next is atomic.
  *
- * WAKE_ALL IN ONE SYSTEM CALL (futex_waitv, Linux 5.16)
- *
- *  A walk used to make one FUTEX_WAKE per sleeping waiter, because each
- *  sleeps on its own word.  Now a single waiter sleeps in futex_waitv() on
- *  two words, h->walks first and its own state second; wake_one still
- *  wakes exactly its word, and a walk wakes all its sleepers by h->walks.
- *
- *  W1. A walk's exchange that finds SLEEPING_V owes no FUTEX_WAKE of the
- *      waiter's word.  The walk ends by changing h->walks (walk_done(),
- *      under the lock, after its last flip) and, after its last unlock,
- *      makes one FUTEX_WAKE(&h->walks, INT_MAX) if it flipped any
- *      SLEEPING_V waiter (or a quiescer waits).  That wake passes an
- *      address only, as every wake (I3); it also wakes futex_waitv()
- *      sleepers that were not in the walk, whose state is still
- *      SLEEPING_V: for them it is a stale wake, and they sleep again.  A
- *      flipped waiter stays asleep until its walk ends, a walk of O(1) lock
- *      holds (I5) that makes no system call in between.
- *  W2. No sleep through the walk's wake.  The waiter's kernel call takes
- *      the words in order, each "queue on the word's hash bucket, then
- *      compare it" under the bucket's lock.  So it is queued on h->walks
- *      before it reads its own word.  If that read comes before the
- *      walk's exchange, it is queued on h->walks before the exchange,
- *      hence before the walk's FUTEX_WAKE, which finds it; if after, it
- *      sees WOKEN_* and returns EAGAIN.  The value it expects of h->walks
- *      does not matter to this argument; a stale value costs an EAGAIN
- *      and another try.  Belt and braces, for a kernel that compared the
- *      words in another order: walk_done() advances an 8-bit generation
- *      in h->walks (lib/state.h), so the word does not go back to a value
- *      a sleeper read before the walk's end (unless 256 walks end in the
- *      moment between that read and the kernel's compare), and the compare
- *      of h->walks fails instead.
- *  W3. Where the kernel lacks futex_waitv() (ENOSYS; EPERM from a seccomp
- *      filter that predates it), the sleeper re-announces SLEEPING with a
- *      CAS (a failed CAS is a wake that came first) and uses FUTEX_WAIT on
- *      its word; a process-wide hint makes later sleeps announce SLEEPING
- *      at once.  A walk gives SLEEPING waiters their own FUTEX_WAKE, as
- *      before.  Both kinds may be queued on one head at once.  Group nodes
- *      (lib/any.c) sleep on their group word and are woken as before.
- *
  *  On weaker hardware.  x86 hides most of this (every locked instruction is
  *  a full barrier, and only store-to-load reordering exists), so the
  *  qemu-user runs of CI on an x86 host do not exercise ARM's or POWER's
@@ -187,6 +148,54 @@
  *  GenMC, CDSChecker, Nidhugg, CBMC) is packaged in Debian 12, so this
  *  argument is checked by reading, not by a tool.
  *
+ * WAKE_ALL IN ONE SYSTEM CALL (futex_waitv, Linux 5.16)
+ *
+ *  A walk used to make one FUTEX_WAKE per sleeping waiter, because each
+ *  sleeps on its own word.  Now a single waiter sleeps in futex_waitv() on
+ *  two words, h->walks first and its own state second; wake_one still
+ *  wakes exactly its word, and a walk wakes all its sleepers by h->walks.
+ *
+ *  W1. A walk's exchange that finds SLEEPING_V owes no FUTEX_WAKE of the
+ *      waiter's word.  The walk ends by changing h->walks (walk_done(),
+ *      under the lock, after its last flip) and, after its last unlock,
+ *      makes one FUTEX_WAKE(&h->walks, INT_MAX) if it flipped any
+ *      SLEEPING_V waiter (or a quiescer waits).  That wake passes an
+ *      address only, as every wake (I3); it also wakes futex_waitv()
+ *      sleepers that were not in the walk, whose state is still
+ *      SLEEPING_V: for them it is a stale wake, and they sleep again.  A
+ *      flipped waiter stays asleep until its walk ends, a walk of O(1) lock
+ *      holds (I5) that makes no system call in between.
+ *  W2. No sleep through the walk's wake.  The waiter's kernel call takes
+ *      the words in order, each "queue on the word's hash bucket, then
+ *      compare it" under the bucket's lock.  So it is queued on h->walks
+ *      before it reads its own word.  If that read comes before the
+ *      walk's exchange, it is queued on h->walks before the exchange,
+ *      hence before the walk's FUTEX_WAKE, which finds it; if after, it
+ *      sees WOKEN_* and returns EAGAIN.  The value it expects of h->walks
+ *      does not matter to this argument; a stale value costs an EAGAIN
+ *      and another try.  Belt and braces, for a kernel that compared the
+ *      words in another order: walk_done() advances a 7-bit generation
+ *      in h->walks (lib/state.h), so the word does not go back to a value
+ *      a sleeper read before the walk's end (unless 128 walks end in the
+ *      moment between that read and the kernel's compare), and the compare
+ *      of h->walks fails instead.
+ *  W3. Where the kernel lacks futex_waitv() (ENOSYS; EPERM from a seccomp
+ *      filter that predates it), the sleeper re-announces SLEEPING with a
+ *      CAS (a failed CAS is a wake that came first) and uses FUTEX_WAIT on
+ *      its word; a process-wide hint makes later sleeps announce SLEEPING
+ *      at once.  A walk gives SLEEPING waiters their own FUTEX_WAKE, as
+ *      before.  Both kinds may be queued on one head at once.  Group nodes
+ *      (lib/any.c) sleep on their group word and are woken as before.
+ *  W4. futex_waitv() costs more than FUTEX_WAIT (two hash buckets, a copied
+ *      vector: about 100 ns a sleep on the reference machine), which a head
+ *      used only with wake_one would pay for nothing.  So a sleeper
+ *      announces SLEEPING_V only on a head whose walks word has BCAST
+ *      (lib/state.h), which the first walk that gave two or more sleepers
+ *      a FUTEX_WAKE of their own sets, in walk_done(), and nothing clears
+ *      but an init.  The bit only chooses how a sleeper sleeps; W1-W3
+ *      hold for any mix of SLEEPING and SLEEPING_V waiters, so its timing
+ *      does not matter (the model chooses freely at each announce).
+ *
  * COST
  *
  *  - wake on an empty head: one fence, one load.
@@ -195,7 +204,8 @@
  *    FUTEX_WAIT or futex_waitv (plus FUTEX_WAKE/WAIT on the lock word under
  *    contention).
  *  - wake_all: one lock hold per waiter, and one FUTEX_WAKE in all for the
- *    sleepers in futex_waitv (one each on the ENOSYS path, W3).
+ *    sleepers in futex_waitv (one each on the ENOSYS path, W3, and on a
+ *    head whose walks never found two sleepers, W4).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -470,11 +480,14 @@ SWAIT_EXPORT void swait_prepare(struct swait_head *h, struct swait_waiter *w)
  */
 static int waitv_missing;
 
-static bool swait_waitv_usable(void)
+/* Whether a sleeper on h announces SLEEPING_V (W3, W4). */
+static bool swait_waitv_usable(struct swait_head *h)
 {
 	/* An atomic hint, not data: Helgrind and DRD must not check it. */
 	swait_ann_sync_word(&waitv_missing, sizeof(waitv_missing));
-	return !__atomic_load_n(&waitv_missing, __ATOMIC_RELAXED);
+	/* Relaxed: the bit only picks a path, each of them correct (W4). */
+	return (load_relaxed(&h->walks) & SWAIT_WALKS_BCAST) &&
+	       !__atomic_load_n(&waitv_missing, __ATOMIC_RELAXED);
 }
 
 /*
@@ -500,9 +513,9 @@ static int sleep_announced(struct swait_head *h, struct swait_waiter *w,
 			   unsigned flags, clockid_t clock,
 			   const struct timespec *deadline)
 {
-	/* W3: SLEEPING_V until futex_waitv() is known to be missing. */
-	uint32_t sleeping = swait_waitv_usable() ? SWAIT_SLEEPING_V
-						 : SWAIT_SLEEPING;
+	/* W3, W4: SLEEPING_V on a broadcast head, while futex_waitv works. */
+	uint32_t sleeping = swait_waitv_usable(h) ? SWAIT_SLEEPING_V
+						  : SWAIT_SLEEPING;
 	uint32_t s = SWAIT_QUEUED;
 	int err, oldtype;
 
@@ -711,11 +724,16 @@ SWAIT_EXPORT void swait_wake_one(struct swait_head *h)
 	wake_one_now(h);
 }
 
-/* Lock held: one walk ends.  Returns whether quiescers must be woken. */
-static bool walk_done(struct swait_head *h)
+/*
+ * Lock held: one walk ends; learn: it gave two or more sleepers a FUTEX_WAKE
+ * each (W4).  Returns whether quiescers must be woken.
+ */
+static bool walk_done(struct swait_head *h, bool learn)
 {
 	uint32_t v = load_relaxed(&h->walks) - 1;
 
+	if (learn)
+		v |= SWAIT_WALKS_BCAST;
 	/* W2: a new generation, so the word does not go back to a value. */
 	v = (v & ~SWAIT_WALKS_GEN) |
 	    ((v + SWAIT_WALKS_GEN_ONE) & SWAIT_WALKS_GEN);
@@ -723,16 +741,18 @@ static bool walk_done(struct swait_head *h)
 		store_relaxed(&h->walks, v);
 		return false;
 	}
-	store_relaxed(&h->walks, v & (SWAIT_WALKS_PI | SWAIT_WALKS_GEN));
+	store_relaxed(&h->walks,
+		      v & (SWAIT_WALKS_PI | SWAIT_WALKS_GEN | SWAIT_WALKS_BCAST));
 	return (v & SWAIT_WALKS_QUIESCER) != 0;
 }
 
 void swait_wake_all_and_unlock(struct swait_head *h)
 {
 	struct swait_list batch;
+	struct swait_waiter *w;
 	uint32_t *word;
 	bool last, quiesced, by_walks = false;
-	unsigned steps = 0, woken = 0;
+	unsigned steps = 0, woken = 0, own_wakes = 0;
 
 	if (list_empty(&h->list)) {
 		swait_head_unlock(h);
@@ -747,10 +767,13 @@ void swait_wake_all_and_unlock(struct swait_head *h)
 	list_splice_init(&h->list, &batch);
 	store_relaxed(&h->walks, load_relaxed(&h->walks) + 1);
 	for (;;) {
-		word = dequeue_and_flip(h, waiter_of(batch.next),
-					SWAIT_WOKEN_ALL, &by_walks);
+		w = waiter_of(batch.next);
+		word = dequeue_and_flip(h, w, SWAIT_WOKEN_ALL, &by_walks);
 		last = batch.next == &batch;
-		quiesced = last && walk_done(h);
+		/* W4: a single sleeper's own word (an address, not *w). */
+		if (word == &w->state)
+			own_wakes++;
+		quiesced = last && walk_done(h, own_wakes >= 2);
 		steps++;
 #if SWAIT_TEST_HOOKS
 		/* Concurrent walks update it with atomics: a sync word. */
@@ -777,7 +800,7 @@ void swait_wake_all_and_unlock(struct swait_head *h)
 			break;
 		swait_head_lock(h);
 		if (batch.next == &batch) {	/* the rest left on their own */
-			quiesced = walk_done(h);
+			quiesced = walk_done(h, own_wakes >= 2);
 			swait_head_unlock(h);
 			break;
 		}

@@ -38,7 +38,9 @@
  * call may also fail with ENOSYS before doing anything, and the waiter
  * re-announces SLEEPING (W3).  A wake_all walk gives a SLEEPING_V waiter no
  * FUTEX_WAKE of its own; after its last unlock it makes one FUTEX_WAKE of
- * walksv if it flipped any (W1).
+ * walksv if it flipped any (W1).  Which sleepers use futex_waitv (W4: a
+ * bit of the walks word that a walk sets) only chooses between paths, each
+ * modelled; WAITV 2's free choice at each announce covers every choice.
  *
  * PROPERTIES (pan -DSAFETY: assertions and invalid end states)
  *

@@ -2,9 +2,11 @@
 /*
  * waitv.c - wake_all in one system call (lib/swait.c W1-W3).
  *
- * Where the kernel has futex_waitv(), a single waiter sleeps in it, and a
- * wake_all walk that finds N such sleepers makes one FUTEX_WAKE, of the
- * head's walks word, instead of N.  Where it does not (ENOSYS; CI forces
+ * Where the kernel has futex_waitv(), a single waiter on a head that has
+ * seen a broadcast (W4: a walk that gave two or more sleepers a FUTEX_WAKE
+ * each) sleeps in it, and a wake_all walk that finds N such sleepers makes
+ * one FUTEX_WAKE, of the head's walks word, instead of N.  On a fresh head,
+ * and on a head only ever woken by wake_one, sleepers use FUTEX_WAIT.  Where it does not (ENOSYS; CI forces
  * that with the no-waitv wrapper, tests/common/no-waitv.c), sleepers use
  * FUTEX_WAIT and the walk wakes each word.  Each test probes which kernel
  * it runs on and asserts the behaviour that kernel must show, so the same
@@ -12,8 +14,9 @@
  * FUTEX_WAKE, and seen in /proc (the system call a sleeper is blocked in).
  *
  * Also: wake_one stays targeted (one FUTEX_WAKE of the chosen waiter's own
- * word, the other sleepers stay asleep), a PI head works the same, and a
- * sleeper in futex_waitv() still times out on both clocks.
+ * word, the other sleepers stay asleep), a PI head works the same, a walk
+ * that found one sleeper teaches the head nothing, and a sleeper in
+ * futex_waitv() still times out on both clocks.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -161,9 +164,6 @@ static void setup_head(bool pi)
 		swait_head_init_pi(&head);
 	else
 		swait_head_init(&head);
-	TU_STORE(&flag, 0);
-	TU_STORE(&woken_count, 0);
-	wakes_walks = wakes_other = 0;
 	__atomic_store_n(&swait_hook_futex_wake, count_wake,
 			 __ATOMIC_RELEASE);
 }
@@ -174,15 +174,19 @@ static void teardown_head(void)
 	assert_int_equal(swait_head_destroy(&head), 0);
 }
 
-static void run_wake_all(bool pi)
+/*
+ * One broadcast round: n sleepers, blocked in futex_waitv iff waitv, woken
+ * by one wake_all that makes the FUTEX_WAKE calls W1/W3 say.
+ */
+static void broadcast_round(unsigned n, bool waitv)
 {
 	pthread_t t[NSLEEPERS];
-	bool waitv = have_waitv();
 
-	tu_watchdog_arm(60, "wake_all of sleepers", NULL);
-	setup_head(pi);
-	start_sleepers(t, NSLEEPERS);
-	assert_sleepers_use(NSLEEPERS, waitv);
+	TU_STORE(&flag, 0);
+	TU_STORE(&woken_count, 0);
+	wakes_walks = wakes_other = 0;
+	start_sleepers(t, n);
+	assert_sleepers_use(n, waitv);
 
 	TU_STORE(&flag, 1);
 	counting = true;
@@ -194,13 +198,39 @@ static void run_wake_all(bool pi)
 		assert_int_equal(wakes_walks, 1);
 		assert_int_equal(wakes_other, 0);
 	} else {
-		/* W3: one wake per sleeper's own word. */
+		/* W3, W4: one wake per sleeper's own word. */
 		assert_int_equal(wakes_walks, 0);
-		assert_int_equal(wakes_other, NSLEEPERS);
+		assert_int_equal(wakes_other, n);
 	}
-	for (unsigned i = 0; i < NSLEEPERS; i++)
+	for (unsigned i = 0; i < n; i++)
 		assert_int_equal(pthread_join(t[i], NULL), 0);
-	assert_int_equal(TU_LOAD(&woken_count), NSLEEPERS);
+	assert_int_equal(TU_LOAD(&woken_count), n);
+}
+
+static void run_wake_all(bool pi)
+{
+	bool waitv = have_waitv();
+
+	tu_watchdog_arm(60, "wake_all of sleepers", NULL);
+	setup_head(pi);
+	/* W4: a fresh head's sleepers use FUTEX_WAIT; one walk teaches it. */
+	broadcast_round(NSLEEPERS, false);
+	broadcast_round(NSLEEPERS, waitv);
+	broadcast_round(NSLEEPERS, waitv);
+	teardown_head();
+	tu_watchdog_disarm();
+}
+
+/* W4: a walk that found one sleeper does not make the head a broadcast one. */
+static void one_sleeper_teaches_nothing(void **state)
+{
+	(void)state;
+	tu_watchdog_arm(60, "wake_all of one sleeper", NULL);
+	setup_head(false);
+	broadcast_round(1, false);
+	broadcast_round(1, false);
+	broadcast_round(2, false);	/* two own wakes: it learns here */
+	broadcast_round(2, have_waitv());
 	teardown_head();
 	tu_watchdog_disarm();
 }
@@ -229,6 +259,10 @@ static void wake_one_targeted(void **state)
 	(void)state;
 	tu_watchdog_arm(60, "wake_one among futex_waitv sleepers", NULL);
 	setup_head(false);
+	broadcast_round(3, false);	/* W4: now a broadcast head */
+	TU_STORE(&flag, 0);
+	TU_STORE(&woken_count, 0);
+	wakes_walks = wakes_other = 0;
 	start_sleepers(t, 3);
 	assert_sleepers_use(3, waitv);
 
@@ -257,7 +291,10 @@ static void timeout_both_clocks(void **state)
 	static const clockid_t clocks[] = { CLOCK_MONOTONIC, CLOCK_REALTIME };
 
 	(void)state;
+	tu_watchdog_arm(60, "timeouts on a broadcast head", NULL);
 	setup_head(false);
+	broadcast_round(2, false);	/* W4: its sleeps now use futex_waitv */
+	TU_STORE(&flag, 0);
 	for (size_t i = 0; i < 2; i++) {
 		struct timespec dl;
 		int r;
@@ -270,6 +307,7 @@ static void timeout_both_clocks(void **state)
 		assert_false(swait_active(&head));
 	}
 	teardown_head();
+	tu_watchdog_disarm();
 }
 
 int main(void)
@@ -277,6 +315,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(wake_all_one_call),
 		cmocka_unit_test(wake_all_one_call_pi),
+		cmocka_unit_test(one_sleeper_teaches_nothing),
 		cmocka_unit_test(wake_one_targeted),
 		cmocka_unit_test(timeout_both_clocks),
 	};
