@@ -119,6 +119,85 @@ static inline long swait_futex_timed(uint32_t *word, int op, uint32_t val,
 }
 
 /*
+ * The system call without glibc's syscall() wrapper, on the two ABIs where
+ * handoffs are measured (x86-64, AArch64): the kernel's result, -errno on
+ * failure, and errno never touched, which spares the wrapper and the errno
+ * save and restore around each futex call (about 40 instructions of a
+ * blocking handoff's 520: bench/README.md).  Both have 64-bit time_t and
+ * SYS_futex, so a struct timespec is the kernel's own.  A cancellation
+ * signal that lands in it unwinds as from syscall(): the library's cleanup
+ * is the setjmp form, which needs no unwind tables (lib/meson.build).
+ */
+#if defined(__x86_64__) && !defined(__ILP32__)
+#define SWAIT_RAW_SYSCALL 1
+static inline long swait_raw_syscall6(long nr, long a, long b, long c,
+				      long d, long e, long f)
+{
+	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+	register long r9 __asm__("r9") = f;
+	long ret;
+
+	__asm__ volatile ("syscall"
+			  : "=a"(ret)
+			  : "0"(nr), "D"(a), "S"(b), "d"(c), "r"(r10),
+			    "r"(r8), "r"(r9)
+			  : "rcx", "r11", "memory");
+	return ret;
+}
+#elif defined(__aarch64__) && !defined(__ILP32__)
+#define SWAIT_RAW_SYSCALL 1
+static inline long swait_raw_syscall6(long nr, long a, long b, long c,
+				      long d, long e, long f)
+{
+	register long x8 __asm__("x8") = nr;
+	register long x0 __asm__("x0") = a;
+	register long x1 __asm__("x1") = b;
+	register long x2 __asm__("x2") = c;
+	register long x3 __asm__("x3") = d;
+	register long x4 __asm__("x4") = e;
+	register long x5 __asm__("x5") = f;
+
+	__asm__ volatile ("svc 0"
+			  : "+r"(x0)
+			  : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4),
+			    "r"(x5)
+			  : "memory");
+	return x0;
+}
+#else
+#define SWAIT_RAW_SYSCALL 0
+#endif
+
+/*
+ * The futex call op with an absolute timeout ts (NULL: none): the kernel's
+ * non-negative result, or minus the error number; a clamped deadline's
+ * expiry on the 32-bit fallback is 0, a spurious wakeup (see the policy
+ * above).  errno is left as it was.
+ */
+static inline long swait_futex_call(uint32_t *word, int op, uint32_t val,
+				    const struct timespec *ts, uint32_t val3)
+{
+#if SWAIT_RAW_SYSCALL
+	static const struct timespec past = { 0, 0 };
+
+	if (ts && ts->tv_sec < 0)
+		ts = &past;	/* long past: the kernel would say EINVAL */
+	return swait_raw_syscall6(SYS_futex, (long)(uintptr_t)word, op,
+				  (long)val, (long)(uintptr_t)ts, 0,
+				  (long)val3);
+#else
+	int saved = errno;
+	long r = swait_futex_timed(word, op, val, ts, val3);
+
+	if (r < 0)
+		r = errno == SWAIT_ECLAMPED ? 0 : -errno;
+	errno = saved;
+	return r;
+#endif
+}
+
+/*
  * Sleep while *word == expected, until a FUTEX_WAKE on word, a signal, or the
  * absolute deadline on clock (NULL: none).  Returns 0 (woken, possibly
  * spuriously), EAGAIN (*word != expected on entry), ETIMEDOUT or EINTR.
@@ -128,17 +207,15 @@ static inline int swait_futex_wait(uint32_t *word, uint32_t expected,
 				   const struct timespec *deadline)
 {
 	int op = FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG;
-	int saved = errno;
+	long r;
 	int err = 0;
 
 	if (clock == CLOCK_REALTIME)
 		op |= FUTEX_CLOCK_REALTIME;
-	if (swait_futex_timed(word, op, expected, deadline,
-			      FUTEX_BITSET_MATCH_ANY) != 0)
-		err = errno;
-	errno = saved;
-	if (err == SWAIT_ECLAMPED)
-		err = 0;	/* a clamped deadline passed: spurious */
+	r = swait_futex_call(word, op, expected, deadline,
+			     FUTEX_BITSET_MATCH_ANY);
+	if (r < 0)
+		err = (int)-r;
 	if (err != 0 && err != EAGAIN && err != ETIMEDOUT && err != EINTR)
 		swait_fatal_errno("FUTEX_WAIT_BITSET", err, __FILE__, __LINE__);
 	return err;
@@ -171,7 +248,7 @@ static inline int swait_futex_waitv(uint32_t *bcast, uint32_t *word,
 		int64_t tv_sec;
 		int64_t tv_nsec;
 	} ts;
-	int saved = errno, err = 0;
+	int err = 0;
 
 	memset(v, 0, sizeof(v));
 	v[0].val = __atomic_load_n(bcast, __ATOMIC_RELAXED);
@@ -185,10 +262,21 @@ static inline int swait_futex_waitv(uint32_t *bcast, uint32_t *word,
 			    (int64_t)deadline->tv_sec;
 		ts.tv_nsec = deadline->tv_sec < 0 ? 0 : deadline->tv_nsec;
 	}
+#if SWAIT_RAW_SYSCALL
+	long r = swait_raw_syscall6(SYS_futex_waitv, (long)(uintptr_t)v, 2, 0,
+				    (long)(uintptr_t)(deadline ? &ts : NULL),
+				    (long)clock, 0);
+
+	if (r < 0)
+		err = (int)-r;
+#else
+	int saved = errno;
+
 	if (syscall(SYS_futex_waitv, v, 2, 0, deadline ? &ts : NULL,
 		    clock) < 0)
 		err = errno;
 	errno = saved;
+#endif
 	/*
 	 * EPERM: a seccomp filter that predates the call (container runtimes
 	 * answer unknown system calls so).  Either way, today's path works.
@@ -224,7 +312,7 @@ static inline int swait_futex_waitv(uint32_t *bcast, uint32_t *word,
  */
 static inline void swait_futex_wake(uint32_t *word, int n)
 {
-	int saved = errno;
+	long r;
 
 #if SWAIT_TEST_HOOKS
 	void (*hook)(uint32_t *) = __atomic_load_n(&swait_hook_futex_wake,
@@ -233,10 +321,10 @@ static inline void swait_futex_wake(uint32_t *word, int n)
 	if (hook)
 		hook(word);
 #endif
-	if (syscall(SWAIT_SYS_FUTEX, word, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, n,
-		    NULL, NULL, 0) < 0 && errno == ENOSYS)
-		swait_fatal_errno("FUTEX_WAKE", errno, __FILE__, __LINE__);
-	errno = saved;
+	r = swait_futex_call(word, FUTEX_WAKE | FUTEX_PRIVATE_FLAG,
+			     (uint32_t)n, NULL, 0);
+	if (r == -ENOSYS)
+		swait_fatal_errno("FUTEX_WAKE", ENOSYS, __FILE__, __LINE__);
 }
 
 #endif /* SWAIT_FUTEX_H */

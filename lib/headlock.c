@@ -194,6 +194,23 @@ static inline swait_posted_t held_pop(struct swait_head *h)
 	return pending;
 }
 
+/*
+ * The rare ways to take the lock: a PI head's, or a contended one.  Out of
+ * line, so that the fast path of swait_head_lock() needs no saved
+ * registers of its own (its prologue was a quarter of a handoff's lock
+ * cost: bench/README.md).
+ */
+__attribute__((noinline, cold))
+static void head_lock_slow(struct swait_head *h)
+{
+	if (load_relaxed(&h->walks) & SWAIT_WALKS_PI) {
+		swait_pi_lock(&h->lock);
+	} else {
+		swait_trace1(lock_contended, h);
+		swait_lock_slow(&h->lock);
+	}
+}
+
 void swait_head_lock(struct swait_head *h)
 {
 	/*
@@ -202,13 +219,13 @@ void swait_head_lock(struct swait_head *h)
 	 */
 	swait_ann_sync_word(h, offsetof(struct swait_head, list.prev));
 	held_push(h);
-	/* The PI bit never changes after init; the count bits may. */
-	if (swait_unlikely(load_relaxed(&h->walks) & SWAIT_WALKS_PI)) {
-		swait_pi_lock(&h->lock);
-	} else if (swait_unlikely(!swait_trylock(&h->lock))) {
-		swait_trace1(lock_contended, h);
-		swait_lock_slow(&h->lock);
-	}
+	/*
+	 * The PI bit never changes after init; the count bits may.  A PI
+	 * head's word is a PI futex, never CASed here: the test comes first.
+	 */
+	if (swait_unlikely((load_relaxed(&h->walks) & SWAIT_WALKS_PI) ||
+			   !swait_trylock(&h->lock)))
+		head_lock_slow(h);
 	swait_ann_lock_acquired(h);
 	SWAIT_RACE();	/* a holder preempted inside its critical section */
 #if SWAIT_TEST_HOOKS
@@ -222,15 +239,28 @@ void swait_head_lock(struct swait_head *h)
 #endif
 }
 
+__attribute__((noinline, cold))
+static void head_unlock_pi(struct swait_head *h)
+{
+	swait_pi_unlock(&h->lock);
+}
+
+/* A locker parks on the word: wake one (lib/lock.h, swait_unlock). */
+__attribute__((noinline, cold))
+static void head_unlock_wake(struct swait_head *h)
+{
+	swait_futex_wake(&h->lock, 1);
+}
+
 void swait_head_unlock(struct swait_head *h)
 {
 	swait_posted_t pending;
 
 	swait_ann_lock_released(h);
 	if (swait_unlikely(load_relaxed(&h->walks) & SWAIT_WALKS_PI))
-		swait_pi_unlock(&h->lock);
-	else
-		swait_unlock(&h->lock);
+		head_unlock_pi(h);
+	else if (swait_unlikely(swait_unlock_release(&h->lock)))
+		head_unlock_wake(h);	/* swait_unlock(), its rare half apart */
 	pending = held_pop(h);
 	if (swait_likely((pending | __atomic_load_n(&swait_tls.nforeign,
 						    __ATOMIC_RELAXED)) == 0))

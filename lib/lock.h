@@ -108,10 +108,16 @@ static void swait_lock_slow(uint32_t *word)
  * it; the FUTEX_WAKE that may follow is a system call on the address, which
  * is harmless even if the head has been freed meanwhile (see futex.h).
  */
+/* swait_unlock()'s release: whether a locker parks and must be woken. */
+static inline bool swait_unlock_release(uint32_t *word)
+{
+	return __atomic_exchange_n(word, SWAIT_UNLOCKED, __ATOMIC_RELEASE) ==
+	       SWAIT_CONTENDED;
+}
+
 static inline void swait_unlock(uint32_t *word)
 {
-	if (swait_unlikely(__atomic_exchange_n(word, SWAIT_UNLOCKED,
-			__ATOMIC_RELEASE) == SWAIT_CONTENDED))
+	if (swait_unlikely(swait_unlock_release(word)))
 		swait_futex_wake(word, 1);
 }
 

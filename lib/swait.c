@@ -483,11 +483,12 @@ static int waitv_missing;
 /* Whether a sleeper on h announces SLEEPING_V (W3, W4). */
 static bool swait_waitv_usable(struct swait_head *h)
 {
+	/* Relaxed: the bit only picks a path, each of them correct (W4). */
+	if (swait_likely(!(load_relaxed(&h->walks) & SWAIT_WALKS_BCAST)))
+		return false;
 	/* An atomic hint, not data: Helgrind and DRD must not check it. */
 	swait_ann_sync_word(&waitv_missing, sizeof(waitv_missing));
-	/* Relaxed: the bit only picks a path, each of them correct (W4). */
-	return (load_relaxed(&h->walks) & SWAIT_WALKS_BCAST) &&
-	       !__atomic_load_n(&waitv_missing, __ATOMIC_RELAXED);
+	return !__atomic_load_n(&waitv_missing, __ATOMIC_RELAXED);
 }
 
 /*
@@ -519,7 +520,6 @@ static int sleep_announced(struct swait_head *h, struct swait_waiter *w,
 	uint32_t s = SWAIT_QUEUED;
 	int err, oldtype;
 
-	pthread_testcancel();
 	/*
 	 * O2: announce.  Acquire on failure: a WOKEN_* we read publishes the
 	 * waker's writes (O3).
@@ -529,8 +529,15 @@ static int sleep_announced(struct swait_head *h, struct swait_waiter *w,
 		swait_check(s != SWAIT_IDLE,
 			    "swait_sleep: waiter was not prepared [waiter]",
 			    w, NULL, NULL);
-		if (!swait_state_sleeping(s))
-			goto woken;	/* a wake came first: no syscall */
+		if (!swait_state_sleeping(s)) {
+			/*
+			 * A wake came first: no system call, but still a
+			 * cancellation point.  A cancel acted on here finds
+			 * WOKEN_*, which the cleanup passes on (I6).
+			 */
+			pthread_testcancel();
+			goto woken;
+		}
 		sleeping = s;	/* announced by an earlier sleep */
 	}
 	for (;;) {
@@ -539,7 +546,10 @@ static int sleep_announced(struct swait_head *h, struct swait_waiter *w,
 		 * cancellation is acted on only inside this window, where
 		 * the state is SLEEPING(_V) or WOKEN_* and not yet consumed,
 		 * so the cleanup handler (swait_finish) can dequeue the
-		 * waiter or pass its wake on (I4, I6).
+		 * waiter or pass its wake on (I4, I6).  A cancel already
+		 * pending is acted on as the window opens: switching to the
+		 * asynchronous type tests for one (glibc, musl), so no
+		 * pthread_testcancel() precedes it.
 		 */
 		SWAIT_RACE();	/* between the announce and the wait */
 		swait_async_window_open(&oldtype);	/* C1 */
