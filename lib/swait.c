@@ -190,9 +190,10 @@
  *      vector: about 100 ns a sleep on the reference machine), which a head
  *      used only with wake_one would pay for nothing.  So a sleeper
  *      announces SLEEPING_V only on a head whose walks word has BCAST
- *      (lib/state.h), which the first walk that gave two or more sleepers
- *      a FUTEX_WAKE of their own sets, in walk_done(), and nothing clears
- *      but an init.  The bit only chooses how a sleeper sleeps; W1-W3
+ *      (lib/state.h), which a walk sets in the lock hold where it gives a
+ *      second sleeper a FUTEX_WAKE of its own (so that the waiters it
+ *      wakes after that sleep in futex_waitv next time), and nothing
+ *      clears but an init.  The bit only chooses how a sleeper sleeps; W1-W3
  *      hold for any mix of SLEEPING and SLEEPING_V waiters, so its timing
  *      does not matter (the model chooses freely at each announce).
  *
@@ -734,16 +735,11 @@ SWAIT_EXPORT void swait_wake_one(struct swait_head *h)
 	wake_one_now(h);
 }
 
-/*
- * Lock held: one walk ends; learn: it gave two or more sleepers a FUTEX_WAKE
- * each (W4).  Returns whether quiescers must be woken.
- */
-static bool walk_done(struct swait_head *h, bool learn)
+/* Lock held: one walk ends.  Returns whether quiescers must be woken. */
+static bool walk_done(struct swait_head *h)
 {
 	uint32_t v = load_relaxed(&h->walks) - 1;
 
-	if (learn)
-		v |= SWAIT_WALKS_BCAST;
 	/* W2: a new generation, so the word does not go back to a value. */
 	v = (v & ~SWAIT_WALKS_GEN) |
 	    ((v + SWAIT_WALKS_GEN_ONE) & SWAIT_WALKS_GEN);
@@ -780,10 +776,16 @@ void swait_wake_all_and_unlock(struct swait_head *h)
 		w = waiter_of(batch.next);
 		word = dequeue_and_flip(h, w, SWAIT_WOKEN_ALL, &by_walks);
 		last = batch.next == &batch;
-		/* W4: a single sleeper's own word (an address, not *w). */
-		if (word == &w->state)
-			own_wakes++;
-		quiesced = last && walk_done(h, own_wakes >= 2);
+		/*
+		 * W4: the second single sleeper that needs a wake of its own
+		 * makes h a broadcast head, now, so that the waiters this walk
+		 * wakes sleep in futex_waitv next time.  (&w->state is an
+		 * address, not an access.)
+		 */
+		if (word == &w->state && ++own_wakes == 2)
+			store_relaxed(&h->walks, load_relaxed(&h->walks) |
+						 SWAIT_WALKS_BCAST);
+		quiesced = last && walk_done(h);
 		steps++;
 #if SWAIT_TEST_HOOKS
 		/* Concurrent walks update it with atomics: a sync word. */
@@ -810,7 +812,7 @@ void swait_wake_all_and_unlock(struct swait_head *h)
 			break;
 		swait_head_lock(h);
 		if (batch.next == &batch) {	/* the rest left on their own */
-			quiesced = walk_done(h, own_wakes >= 2);
+			quiesced = walk_done(h);
 			swait_head_unlock(h);
 			break;
 		}
