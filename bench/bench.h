@@ -10,7 +10,8 @@
  *                function pointers (struct mech), all with counting
  *                semantics so that every scenario can use every mechanism.
  *  - pingpong.c, nowaiter.c, broadcast.c, latency.c, timedwait.c,
- *    prodcons.c  one scenario each.  A scenario runs its trials (every
+ *    prodcons.c, contention.c, mostlybusy.c
+ *                one scenario each.  A scenario runs its trials (every
  *                repetition runs each mechanism once, order rotated, fresh
  *                threads per trial) and hands every kept sample to
  *                results.c as a struct trial.
@@ -47,6 +48,7 @@ struct opts {
 	long iterations;		/* 0: the scenario's default */
 	double duration;		/* seconds per trial, 0: iterations */
 	int threads;			/* 0: the scenario's default */
+	int wakers, waiters;		/* contention; 0: the default series */
 	bool rt;
 	enum load_mode load;
 	bool quick;
@@ -91,6 +93,13 @@ struct mech {
 	/* MF_PEER only: sleep until round r is released; release it. */
 	void (*bwait)(struct chan *c, uint32_t r);
 	void (*bwake)(struct chan *c, uint32_t r);
+	/*
+	 * MF_PEER only (mostlybusy): the wake after a push onto the caller's
+	 * own queue, whose tail is *word; sleep until cond(arg) is true.
+	 */
+	void (*cwake)(struct chan *c, uint32_t *word);
+	void (*cwait)(struct chan *c, uint32_t *word, int (*cond)(void *),
+		      void *arg);
 };
 
 extern const struct mech mechs[];
@@ -132,6 +141,15 @@ void watchdog_start(void);
 
 /* Start a thread on cpu (-1: anywhere), SCHED_FIFO if --rt. */
 pthread_t spawn(void *(*fn)(void *), void *arg, int cpu);
+/*
+ * Under --rt the measured threads are SCHED_FIFO 80, and some never block
+ * (mostlybusy's workers while the queue holds items): the thread that
+ * opens and closes a measured window must then outrank them, or it runs
+ * only while RT throttling stops them and measures an empty window.  On:
+ * the calling thread becomes SCHED_FIFO 81; off: SCHED_OTHER again.
+ * Nothing without --rt.
+ */
+void rt_window_keeper(bool on);
 /* The CPU for thread i of a trial: a for the waker side, b for the other. */
 int place_cpu(bool waker_side);
 const char *placement_name(enum placement p);
@@ -143,7 +161,7 @@ struct tcount {
 	long tp_wake, tp_wait, tp_all;	/* tracepoint counts, -1: none */
 	int cpu_begin, cpu_end;
 	bool moved;			/* seen on another CPU in between */
-	int tp_fd[3];
+	int tp_fd[4];	/* wakes, waits, all futex, futex_waitv */
 };
 void tcount_begin(struct tcount *t);
 void tcount_end(struct tcount *t);
@@ -155,6 +173,24 @@ bool futex_tracepoint_available(const char **why);
 void tcount_tracepoint(struct tcount *t, bool on);
 void tcount_close(struct tcount *t);
 bool tracefs_private_mount(void);
+
+/*
+ * One thread's counters over a measured window that another thread opens
+ * and closes (prodcons, contention, mostlybusy).  The thread notes the
+ * window's state after each operation: the counts start at the first
+ * operation that sees it open and end at the first that sees it closed
+ * (or when the thread stops), and under --cpus free its CPU is checked
+ * every 256 operations in between.  in_window: the thread saw it open.
+ */
+struct where {
+	struct tcount tc;
+	unsigned long ops;
+	bool in_window, ended;
+};
+void where_start(struct where *w, bool tracepoint);
+void where_note(struct where *w, int measuring);
+/* End the counts if the window did not; closes the tracepoint counters. */
+void where_stop(struct where *w);
 
 /* "same" or "split" for two threads' counts; "migrated" otherwise. */
 const char *regime_of(const struct tcount *a, const struct tcount *b);
@@ -258,6 +294,8 @@ void run_broadcast(void);
 void run_latency(void);
 void run_timedwait(void);
 void run_prodcons(void);
+void run_contention(void);
+void run_mostlybusy(void);
 
 /* Iterations for a trial: --iterations, else def (def_quick with --quick). */
 long trial_iterations(long def, long def_quick);

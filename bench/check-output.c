@@ -56,8 +56,11 @@ static enum kind kind_of(size_t c)
 
 static const char *const scenarios[] = {
 	"pingpong", "nowaiter", "broadcast", "latency", "timedwait",
-	"prodcons",
+	"prodcons", "contention", "mostlybusy",
 };
+#define NSCEN (sizeof(scenarios) / sizeof(scenarios[0]))
+/* The "seen" mask of a run that has rows of every scenario. */
+#define ALL_SCEN ((1u << NSCEN) - 1)
 
 static int failures;
 
@@ -132,7 +135,7 @@ static bool is_number(const char *s)
 
 static bool known_scenario(const char *s)
 {
-	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
+	for (size_t i = 0; i < NSCEN; i++)
 		if (!strcmp(s, scenarios[i]))
 			return true;
 	return false;
@@ -164,9 +167,9 @@ static void check_load(const char *where, size_t row, const char *scenario,
 
 /*
  * CHECK_PEERS=a,b,...: the peers built into this swait-bench, each of which
- * must have rows in pingpong, nowaiter, broadcast, latency and prodcons
- * (bench/README.md) and none in timedwait.  peer_seen[k]: bit i, a row of
- * peer k in scenario i.
+ * must have rows in pingpong, nowaiter, broadcast, latency, prodcons,
+ * contention and mostlybusy (bench/README.md) and none in timedwait.
+ * peer_seen[k]: bit i, a row of peer k in scenario i.
  */
 #define MAX_PEERS 8
 static char *peer_names[MAX_PEERS];
@@ -177,7 +180,7 @@ static void note_row(const char *scenario, const char *mech)
 {
 	for (size_t k = 0; k < npeer_names; k++)
 		if (!strcmp(mech, peer_names[k]))
-			for (size_t i = 0; i < 6; i++)
+			for (size_t i = 0; i < NSCEN; i++)
 				if (!strcmp(scenario, scenarios[i]))
 					peer_seen[k] |= 1u << i;
 }
@@ -185,12 +188,34 @@ static void note_row(const char *scenario, const char *mech)
 static void check_peers(void)
 {
 	/* Bit i of scenarios[]: all but timedwait (bit 4). */
-	const unsigned want = 0x3fu & ~(1u << 4);
+	const unsigned want = ALL_SCEN & ~(1u << 4);
 
 	for (size_t k = 0; k < npeer_names; k++)
 		if (peer_seen[k] != want)
 			fail("peer %s: scenario mask %#x, not %#x", peer_names[k],
 			     peer_seen[k], want);
+}
+
+/*
+ * The two scenarios whose series name their parameters (bench/README.md):
+ * contention "w=N s=M" (wakers, waiters), mostlybusy "w=N work=Tns"
+ * (workers, work per item).  A user's results are read by these names.
+ */
+static void check_series(const char *where, size_t row, const char *scenario,
+			 const char *series)
+{
+	int a = 0, b = 0, n = -1;
+
+	if (!strcmp(scenario, "contention") &&
+	    (sscanf(series, "w=%d s=%d%n", &a, &b, &n) != 2 || n < 0 ||
+	     series[n] || a < 1 || b < 1))
+		fail("%s %zu: contention series '%s' is not 'w=N s=M'", where,
+		     row, series);
+	if (!strcmp(scenario, "mostlybusy") &&
+	    (sscanf(series, "w=%d work=%dns%n", &a, &b, &n) != 2 || n < 0 ||
+	     series[n] || a < 1 || b < 1))
+		fail("%s %zu: mostlybusy series '%s' is not 'w=N work=Tns'",
+		     where, row, series);
 }
 
 /* ------------------------------------------------------------------- CSV */
@@ -269,8 +294,9 @@ static void check_csv(char *text, unsigned *seen)
 			fail("csv: line %d: unknown scenario '%s'", lineno,
 			     f[0]);
 		check_load("csv: line", (size_t)lineno, f[0], f[COL_LOAD]);
+		check_series("csv: line", (size_t)lineno, f[0], f[3]);
 		note_row(f[0], f[4]);
-		for (size_t i = 0; i < 6; i++)
+		for (size_t i = 0; i < NSCEN; i++)
 			if (!strcmp(f[0], scenarios[i]))
 				*seen |= 1u << i;
 		if (*f[9] && *f[11] && *f[14] &&
@@ -508,7 +534,7 @@ static void check_json(const char *text, unsigned *seen)
 		if (x && x->t == J_STR) {
 			if (!known_scenario(x->str))
 				fail("json: unknown scenario '%s'", x->str);
-			for (size_t k = 0; k < 6; k++)
+			for (size_t k = 0; k < NSCEN; k++)
 				if (!strcmp(x->str, scenarios[k]))
 					*seen |= 1u << k;
 		}
@@ -522,6 +548,9 @@ static void check_json(const char *text, unsigned *seen)
 		l = get(r, "load");
 		if (x && x->t == J_STR && l && l->t == J_STR)
 			check_load("json: results", i, x->str, l->str);
+		l = get(r, "series");
+		if (x && x->t == J_STR && l && l->t == J_STR)
+			check_series("json: results", i, x->str, l->str);
 	}
 }
 
@@ -576,7 +605,7 @@ int main(int argc, char **argv)
 		check_json(out, &seen);
 	else
 		fail("unknown check '%s'", argv[2]);
-	if (getenv("CHECK_ALL_SCENARIOS") && seen != 0x3f)
+	if (getenv("CHECK_ALL_SCENARIOS") && seen != ALL_SCEN)
 		fail("not every scenario has results (seen mask %#x)", seen);
 	check_peers();
 	if (getenv("CHECK_LOAD") && !strcmp(getenv("CHECK_LOAD"), "both") &&

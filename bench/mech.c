@@ -420,7 +420,7 @@ const struct mech mechs[] = {
 	  .setup = p##_setup, .teardown = p##_teardown,			\
 	  .post = p##_post, .wait = p##_wait,				\
 	  .wake_empty = p##_wake_empty, .bwait = p##_bwait,		\
-	  .bwake = p##_bwake }
+	  .bwake = p##_bwake, .cwake = p##_cwake, .cwait = p##_cwait }
 #ifdef BENCH_PEER_NSYNC
 	PEER_MECH(peer_nsync, "nsync",
 		  "Google nsync: nsync_mu + nsync_cv, signal under the lock"),
@@ -462,9 +462,9 @@ int mech_index(const char *name)
 	return -1;
 }
 
-/* Names that only some scenarios know (nowaiter, broadcast). */
+/* Names that only some scenarios know (nowaiter, mostlybusy). */
 static const char *const extra_names[] = {
-	"swait-all", "cond-broadcast",
+	"swait-all", "cond-broadcast", "swait-asym",
 };
 
 /* Every peer, built or not, and what building it needs. */

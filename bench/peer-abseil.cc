@@ -84,3 +84,25 @@ void peer_abseil_bwake(struct chan *c, uint32_t r)
 	a->gen = r + 1;
 	a->cv.SignalAll();
 }
+
+// The queue is not under mu, so the wake takes mu, as with nsync: the
+// waiter tests cond and sleeps holding it.
+void peer_abseil_cwake(struct chan *c, uint32_t *word)
+{
+	abseil_chan *a = ac(c);
+	absl::MutexLock l(&a->mu);
+
+	(void)word;
+	a->cv.Signal();
+}
+
+void peer_abseil_cwait(struct chan *c, uint32_t *word, int (*cond)(void *),
+		       void *arg)
+{
+	abseil_chan *a = ac(c);
+	absl::MutexLock l(&a->mu);
+
+	(void)word;
+	while (!cond(arg))
+		a->cv.Wait(&a->mu);
+}

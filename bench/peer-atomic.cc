@@ -90,3 +90,33 @@ void peer_atomic_bwake(struct chan *c, uint32_t r)
 	a->gen.store(r + 1, std::memory_order_release);
 	a->gen.notify_all();
 }
+
+// The caller's queue tail, waited on through std::atomic_ref (C++20).
+void peer_atomic_cwake(struct chan *c, uint32_t *word)
+{
+	(void)c;
+	// libstdc++'s notify_one skips the system call after a seq_cst load
+	// of its waiters count, which pairs with the waiter's seq_cst
+	// increment only if the word's store is seq_cst too; the caller's
+	// push is a release store, so a user writes this fence (or a seq_cst
+	// store, the same cost on x86): without it the count can be read
+	// before the push is visible and a sleeper missed.
+	std::atomic_thread_fence(std::memory_order_seq_cst);
+	std::atomic_ref<uint32_t>(*word).notify_one();
+}
+
+void peer_atomic_cwait(struct chan *c, uint32_t *word, int (*cond)(void *),
+		       void *arg)
+{
+	std::atomic_ref<uint32_t> w(*word);
+
+	(void)c;
+	for (;;) {
+		// Read before cond: a push after cond's test changes it.
+		uint32_t v = w.load(std::memory_order_relaxed);
+
+		if (cond(arg))
+			return;
+		w.wait(v, std::memory_order_relaxed);
+	}
+}

@@ -84,3 +84,30 @@ void peer_nsync_bwake(struct chan *c, uint32_t r)
 	nsync_cv_broadcast(&n->cv);
 	nsync_mu_unlock(&n->mu);
 }
+
+/*
+ * The queue is lock-free and not under mu, so the wake takes mu: a waiter
+ * tests cond and sleeps while holding mu, so the push is either seen by
+ * that test or made before a signal that finds the waiter asleep.
+ */
+void peer_nsync_cwake(struct chan *c, uint32_t *word)
+{
+	struct nsync_chan *n = nc(c);
+
+	(void)word;
+	nsync_mu_lock(&n->mu);
+	nsync_cv_signal(&n->cv);
+	nsync_mu_unlock(&n->mu);
+}
+
+void peer_nsync_cwait(struct chan *c, uint32_t *word, int (*cond)(void *),
+		      void *arg)
+{
+	struct nsync_chan *n = nc(c);
+
+	(void)word;
+	nsync_mu_lock(&n->mu);
+	while (!cond(arg))
+		nsync_cv_wait(&n->cv, &n->mu);
+	nsync_mu_unlock(&n->mu);
+}

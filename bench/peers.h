@@ -35,9 +35,15 @@ struct chan;
 /*
  * One peer's entry points, all on a channel of counting semantics (see
  * mech.c): setup and teardown outside the measured stretch; post and wait
- * for pingpong, latency and prodcons; wake_empty, the wake call alone with
- * nobody waiting (nowaiter); bwait and bwake, sleep until round r is
- * released and release round r to every sleeper (broadcast).
+ * for pingpong, latency, prodcons and contention; wake_empty, the wake call
+ * alone with nobody waiting (nowaiter); bwait and bwake, sleep until round
+ * r is released and release round r to every sleeper (broadcast).
+ *
+ * cwake and cwait are for a queue that is not the peer's (mostlybusy): the
+ * caller pushes onto its own lock-free queue, whose tail is the 32-bit
+ * *word (stored with release order), and calls cwake; cwait returns once
+ * cond(arg) (which takes an item) returned nonzero.  Each is written as a
+ * user of the peer would write it for such a queue.
  */
 #define PEER_DECLARE(p)							\
 	void p##_setup(struct chan *c);					\
@@ -46,7 +52,10 @@ struct chan;
 	void p##_wait(struct chan *c);					\
 	void p##_wake_empty(struct chan *c);				\
 	void p##_bwait(struct chan *c, uint32_t r);			\
-	void p##_bwake(struct chan *c, uint32_t r)
+	void p##_bwake(struct chan *c, uint32_t r);			\
+	void p##_cwake(struct chan *c, uint32_t *word);			\
+	void p##_cwait(struct chan *c, uint32_t *word,			\
+		       int (*cond)(void *), void *arg)
 
 PEER_DECLARE(peer_nsync);
 PEER_DECLARE(peer_abseil);

@@ -35,45 +35,6 @@ struct pc {
 	long counts[1024];
 };
 
-/* One thread's CPUs over the measured window (--cpus free only). */
-struct where {
-	struct tcount tc;
-	unsigned long ops;
-	bool in_window, ended;
-};
-
-static void where_start(struct where *w)
-{
-	memset(w, 0, sizeof(*w));
-	tcount_tracepoint(&w->tc, false);
-	if (opt.cpus == PLACE_FREE)
-		tcount_begin(&w->tc);	/* for a thread never in the window */
-}
-
-/* After each item: note the CPU at the window's edges and inside it. */
-static void where_note(struct where *w, int measuring)
-{
-	if (opt.cpus != PLACE_FREE || w->ended)
-		return;
-	if (measuring && !w->in_window) {
-		w->in_window = true;
-		tcount_begin(&w->tc);
-	} else if (measuring && (++w->ops & 255) == 0) {
-		tcount_check_cpu(&w->tc);
-	} else if (!measuring && w->in_window) {
-		tcount_end(&w->tc);
-		w->ended = true;
-	}
-}
-
-static void where_stop(struct where *w)
-{
-	if (opt.cpus == PLACE_FREE && !w->ended) {
-		tcount_end(&w->tc);
-		w->ended = true;
-	}
-}
-
 static void push(struct pc *q, long v)
 {
 	q->m->wait(q->slots);
@@ -106,7 +67,7 @@ static void *producer(void *arg)
 	struct worker *p = arg;
 	struct pc *q = p->q;
 
-	where_start(&p->where);
+	where_start(&p->where, false);
 	while (!__atomic_load_n(&q->stop, __ATOMIC_RELAXED)) {
 		push(q, 1);
 		where_note(&p->where,
@@ -122,7 +83,7 @@ static void *consumer(void *arg)
 	struct pc *q = c->q;
 	long n = 0;
 
-	where_start(&c->where);
+	where_start(&c->where, false);
 	while (pop(q) >= 0) {
 		int measuring = __atomic_load_n(&q->measuring,
 						__ATOMIC_RELAXED);

@@ -270,6 +270,12 @@ size_t results_rows(struct row **out)
 			}
 		r->ref1 = rf ? rf->ref1 : NULL;
 		r->ref2 = rf ? rf->ref2 : NULL;
+		/*
+		 * A fraction (mostlybusy's empty_waits) is mostly near 0,
+		 * where a ratio of two says nothing: no references.
+		 */
+		if (strcmp(r->unit, "fraction") == 0)
+			r->ref1 = r->ref2 = NULL;
 		for (size_t k = 0; k < nx; k++) {
 			if (!row_block_eq(r, &xs[k].r))
 				continue;
@@ -323,8 +329,19 @@ size_t results_rows(struct row **out)
 
 /* ----------------------------------------------------------------- table */
 
-static const char *metric_title(const char *m)
+static const char *metric_title(const struct row *r)
 {
+	/* Where a scenario's metric means something of its own. */
+	static const struct {
+		const char *scenario, *metric, *title;
+	} st[] = {
+		{ "contention", "throughput",
+		  "handoffs per second (items/s) through one channel" },
+		{ "contention", "fairness",
+		  "waiter fairness (Jain's index, 1 = equal)" },
+		{ "mostlybusy", "throughput",
+		  "items per second, workers usually busy" },
+	};
 	static const struct {
 		const char *metric, *title;
 	} t[] = {
@@ -337,12 +354,21 @@ static const char *metric_title(const char *m)
 		{ "overshoot", "time past the deadline when the wait returned" },
 		{ "throughput", "items per second through the bounded queue" },
 		{ "fairness", "consumer fairness (Jain's index, 1 = equal)" },
+		{ "push_wake", "the producer's time per push + wake" },
+		{ "empty_waits",
+		  "items a worker waited for (found the queue empty)" },
+		{ "membarrier_call",
+		  "one membarrier(PRIVATE_EXPEDITED): the sleep's extra cost" },
 	};
 
+	for (size_t i = 0; i < sizeof(st) / sizeof(st[0]); i++)
+		if (strcmp(st[i].scenario, r->scenario) == 0 &&
+		    strcmp(st[i].metric, r->metric) == 0)
+			return st[i].title;
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
-		if (strcmp(t[i].metric, m) == 0)
+		if (strcmp(t[i].metric, r->metric) == 0)
 			return t[i].title;
-	return m;
+	return r->metric;
 }
 
 struct scale {
@@ -418,6 +444,7 @@ static void put_count(FILE *f, double v)
 
 static void print_histograms(FILE *f, const struct row *r, size_t n);
 static void print_load_compare(FILE *f, const struct row *r, size_t n);
+static void print_asym(FILE *f, const struct row *r, size_t n);
 
 /* What the columns mean, once under the tables. */
 static void print_legend(FILE *f)
@@ -435,8 +462,9 @@ static void print_legend(FILE *f)
 	      "                 repetition: the median ratio [smallest.."
 	      "largest]; below 1\n"
 	      "                 is faster (or, for items/s, fewer)\n"
-	      "  csw /op        context switches per operation (both threads,"
-	      " getrusage)\n"
+	      "  csw /op        context switches per operation (every thread "
+	      "of the trial,\n"
+	      "                 getrusage)\n"
 	      "  fwake, fwait   FUTEX_WAKE and FUTEX_WAIT system calls per "
 	      "operation\n"
 	      "                 (counted only with --count-futex)\n"
@@ -495,8 +523,7 @@ static void print_table(FILE *f, struct row *r, size_t n)
 		}
 		for (size_t c = 0; c < 5; c++)
 			s[c] = col_scale(&r[i], j - i, cols[c]);
-		fprintf(f, "\n%s: %s", r[i].scenario,
-			metric_title(r[i].metric));
+		fprintf(f, "\n%s: %s", r[i].scenario, metric_title(&r[i]));
 		if (r[i].series[0])
 			fprintf(f, ", %s", r[i].series);
 		fprintf(f, " [%s%s]\n", r[i].regime, load_label(&r[i]));
@@ -547,6 +574,7 @@ static void print_table(FILE *f, struct row *r, size_t n)
 	print_legend(f);
 	print_histograms(f, r, n);
 	print_load_compare(f, r, n);
+	print_asym(f, r, n);
 	print_goals(f, r, n);
 }
 
@@ -775,7 +803,7 @@ static void print_load_compare(FILE *f, const struct row *r, size_t n)
 		    strcmp(head->regime, u->regime)) {
 			head = u;
 			fprintf(f, "\n%s: %s, us%s%s [%s], no load vs load "
-				"%s\n", u->scenario, metric_title(u->metric),
+				"%s\n", u->scenario, metric_title(u),
 				u->series[0] ? ", " : "", u->series,
 				u->regime, l->load);
 			fprintf(f, "  %-14s %9s %9s %9s %9s %9s %9s  %s\n",
@@ -799,6 +827,47 @@ static void print_load_compare(FILE *f, const struct row *r, size_t n)
 			u->mech, u->median / 1e3, l->median / 1e3,
 			u->p99 / 1e3, l->p99 / 1e3, u->max / 1e3,
 			l->max / 1e3, buf);
+	}
+}
+
+/*
+ * mostlybusy's question (mostlybusy.c): does taking the fence out of the
+ * waker (swait-asym, the sleeper pays a membarrier instead) gain 20 %
+ * items per second over swait?  Every repetition's ratio, per regime.
+ */
+static void print_asym(FILE *f, const struct row *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct row *a = &r[i], *b = NULL;
+		size_t reps = 0, gain = 0;
+
+		if (strcmp(a->scenario, "mostlybusy") ||
+		    strcmp(a->metric, "throughput") ||
+		    strcmp(a->mech, "swait-asym"))
+			continue;
+		for (size_t k = 0; k < n && !b; k++)
+			if (row_block_eq(a, &r[k]) &&
+			    !strcmp(r[k].mech, "swait"))
+				b = &r[k];
+		if (!b)
+			continue;
+		fprintf(f, "\nmostlybusy: swait-asym / swait items per second, "
+			"each repetition [%s%s]\n ", a->regime, load_label(a));
+		for (int k = 0; k < MAX_REPS; k++) {
+			double q;
+
+			if (isnan(a->rep_med[k]) || isnan(b->rep_med[k]) ||
+			    b->rep_med[k] <= 0)
+				continue;
+			q = a->rep_med[k] / b->rep_med[k];
+			if (reps && reps % 12 == 0)
+				fputs("\n ", f);
+			fprintf(f, " %.3f", q);
+			reps++;
+			gain += q >= 1.20;
+		}
+		fprintf(f, "\n  a gain of 20 %% or more (>= 1.20) in %zu of "
+			"%zu repetitions\n", gain, reps);
 	}
 }
 

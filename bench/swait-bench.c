@@ -54,6 +54,17 @@ const struct scenario scenarios[] = {
 	  "P producers and C consumers on a bounded queue; items per second "
 	  "and fairness across consumers.",
 	  run_prodcons },
+	{ "contention",
+	  "N wakers and M waiters on one channel (by default sized from the "
+	  "CPUs this process may use, or --wakers, --waiters); handoffs per "
+	  "second, context switches per handoff, fairness across waiters.",
+	  run_contention },
+	/* Last: it registers the process for membarrier (swait-asym). */
+	{ "mostlybusy",
+	  "one producer waking after every push, busy workers that seldom "
+	  "sleep; items per second, the producer's time per push and wake, "
+	  "and swait-asym (no fence in the wake, membarrier in the sleep).",
+	  run_mostlybusy },
 };
 const size_t nscenarios = sizeof(scenarios) / sizeof(scenarios[0]);
 
@@ -111,9 +122,15 @@ static void usage(FILE *f)
 "                     rotated (default 5, --quick 3)\n"
 "  --iterations N     samples per trial\n"
 "  --duration S       seconds per trial instead of --iterations (pingpong,\n"
-"                     latency, timedwait, prodcons)\n"
+"                     latency, timedwait, prodcons); the measured window\n"
+"                     of contention and mostlybusy\n"
 "  --threads N        broadcast: only N waiters; prodcons: N producers and\n"
-"                     N consumers (default 2)\n"
+"                     N consumers (default 2); mostlybusy: N workers\n"
+"                     (default 2)\n"
+"  --wakers N, --waiters M\n"
+"                     contention: one series of N wakers and M waiters\n"
+"                     instead of the default ones (a missing one is the\n"
+"                     number of CPUs this process may use, at least 2)\n"
 "  --rt               SCHED_FIFO threads and mlockall (fails if refused)\n"
 "  --load none|cpu|both\n"
 "                     latency beside a competing load: one busy thread\n"
@@ -136,17 +153,24 @@ static void usage(FILE *f)
 		fprintf(f, "  %-14s %s\n", mechs[i].name, mechs[i].desc);
 	fprintf(f,
 "  %-14s %s\n"
+"  %-14s %s\n"
+"  %-14s %s\n"
 "  %-14s %s\n",
 		"swait-all", "swait_wake_all() with nobody waiting (nowaiter)",
 		"cond-broadcast", "pthread_cond_broadcast() with nobody waiting "
-		"(nowaiter)");
+		"(nowaiter)",
+		"swait-asym",
+		"swait_wake_one() only if swait_active(), no fence; the",
+		"", "sleeper calls membarrier() (mostlybusy)");
 	peers_missing_print(f);
 	fprintf(f,
-"pingpong, latency and prodcons use every mechanism above; timedwait those\n"
-"with a deadline wait (swait, completion, cond, sem, futex, futex-sleeper);\n"
-"nowaiter swait, swait-all, cond, cond-broadcast, futex, futex-sleeper and\n"
-"the peers (nsync, abseil, atomic); broadcast swait, cond, futex and the\n"
-"peers, in their wake-all forms.\n"
+"pingpong, latency, prodcons and contention use every mechanism above;\n"
+"timedwait those with a deadline wait (swait, completion, cond, sem, futex,\n"
+"futex-sleeper); nowaiter swait, swait-all, cond, cond-broadcast, futex,\n"
+"futex-sleeper and the peers (nsync, abseil, atomic); broadcast swait,\n"
+"cond, futex and the peers, in their wake-all forms; mostlybusy swait,\n"
+"swait-asym, cond, futex-sleeper and the peers, as wakes after a push\n"
+"onto a queue of its own.\n"
 "\n"
 "Reading the table (a legend is also printed under it):\n"
 "  median, p99, p99.9, p99.99, max\n"
@@ -319,6 +343,8 @@ static const char *value_of(const char *arg, const char *name, int *i,
 
 static void parse(int argc, char **argv)
 {
+	const char *wakers_arg = NULL;	/* the last --wakers/--waiters */
+
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v;
 		int s;
@@ -358,6 +384,12 @@ static void parse(int argc, char **argv)
 			opt.load = (enum load_mode)choice("--load", v, c);
 		} else if ((v = value_of(a, "--threads", &i, argc, argv))) {
 			opt.threads = (int)parse_long("--threads", v, 1, 1024);
+		} else if ((v = value_of(a, "--wakers", &i, argc, argv))) {
+			opt.wakers = (int)parse_long("--wakers", v, 1, 1024);
+			wakers_arg = v;
+		} else if ((v = value_of(a, "--waiters", &i, argc, argv))) {
+			opt.waiters = (int)parse_long("--waiters", v, 1, 1024);
+			wakers_arg = v;
 		} else if ((v = value_of(a, "--format", &i, argc, argv))) {
 			static const char *const c[] = { "table", "csv",
 							 "json", NULL };
@@ -401,6 +433,11 @@ static void parse(int argc, char **argv)
 	    !(opt.scenarios & (1u << scenario_index("latency"))))
 		bad("--load %s: only the latency scenario runs under load, and "
 		    "it is not selected", load_mode_name(opt.load));
+	/* Likewise a series that no selected scenario would run. */
+	if (wakers_arg &&
+	    !(opt.scenarios & (1u << scenario_index("contention"))))
+		bad("--wakers/--waiters %s: only the contention scenario has "
+		    "wakers and waiters, and it is not selected", wakers_arg);
 	if (!opt.reps)
 		opt.reps = opt.quick ? 3 : 5;
 }

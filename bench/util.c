@@ -176,6 +176,15 @@ pthread_t spawn(void *(*fn)(void *), void *arg, int cpu)
 	return t;
 }
 
+void rt_window_keeper(bool on)
+{
+	struct sched_param sp = { .sched_priority = on ? 81 : 0 };
+
+	if (opt.rt)
+		pthread_setschedparam(pthread_self(),
+				      on ? SCHED_FIFO : SCHED_OTHER, &sp);
+}
+
 /* ------------------------------------------------------- per-thread counts */
 
 static long thread_csw(void)
@@ -206,28 +215,41 @@ bool tracefs_private_mount(void)
 }
 
 static long tp_id = -2;		/* -2: not looked up, -1: unavailable */
+static long tpv_id = -1;	/* sys_enter_futex_waitv, -1: none */
 static const char *tp_why;
+
+/* The id of a syscalls tracepoint, -1 if tracefs has none by that name. */
+static long tp_lookup(const char *name)
+{
+	static const char *const dirs[] = {
+		"/sys/kernel/tracing/events/syscalls",
+		"/sys/kernel/debug/tracing/events/syscalls",
+	};
+	char path[160];
+	long id = -1;
+
+	for (size_t i = 0; i < 2 && id < 0; i++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/%s/id", dirs[i], name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fscanf(f, "%ld", &id) != 1)
+			id = -1;
+		fclose(f);
+	}
+	return id;
+}
 
 bool futex_tracepoint_available(const char **why)
 {
-	static const char *const paths[] = {
-		"/sys/kernel/tracing/events/syscalls/sys_enter_futex/id",
-		"/sys/kernel/debug/tracing/events/syscalls/sys_enter_futex/id",
-	};
-
 	if (tp_id == -2) {
-		tp_id = -1;
 		tp_why = "tracefs is not mounted "
 			 "(mount -t tracefs nodev /sys/kernel/tracing)";
-		for (size_t i = 0; i < 2 && tp_id < 0; i++) {
-			FILE *f = fopen(paths[i], "r");
-
-			if (!f)
-				continue;
-			if (fscanf(f, "%ld", &tp_id) != 1)
-				tp_id = -1;
-			fclose(f);
-		}
+		tp_id = tp_lookup("sys_enter_futex");
+		/* libswait's sleepers on a broadcast head (Linux 5.16). */
+		tpv_id = tp_id >= 0 ? tp_lookup("sys_enter_futex_waitv") : -1;
 		if (tp_id >= 0) {
 			struct tcount t;
 
@@ -246,15 +268,17 @@ bool futex_tracepoint_available(const char **why)
 	return tp_id >= 0;
 }
 
-static int tp_open(const char *filter)
+static int tp_open(long id, const char *filter)
 {
 	struct perf_event_attr a;
 	int fd;
 
+	if (id < 0)
+		return -1;
 	memset(&a, 0, sizeof(a));
 	a.type = PERF_TYPE_TRACEPOINT;
 	a.size = sizeof(a);
-	a.config = (uint64_t)tp_id;
+	a.config = (uint64_t)id;
 	a.sample_period = 1;
 	fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1,
 			  PERF_FLAG_FD_CLOEXEC);
@@ -276,7 +300,7 @@ static int tp_open(const char *filter)
 
 void tcount_close(struct tcount *t)
 {
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		if (t->tp_fd[i] >= 0)
 			close(t->tp_fd[i]);
 		t->tp_fd[i] = -1;
@@ -285,14 +309,17 @@ void tcount_close(struct tcount *t)
 
 void tcount_tracepoint(struct tcount *t, bool on)
 {
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		t->tp_fd[i] = -1;
 	if (!on || tp_id < 0)
 		return;
-	t->tp_fd[0] = tp_open(TP_WAKE);
-	t->tp_fd[1] = tp_open(TP_WAIT);
-	t->tp_fd[2] = tp_open(NULL);
+	t->tp_fd[0] = tp_open(tp_id, TP_WAKE);
+	t->tp_fd[1] = tp_open(tp_id, TP_WAIT);
+	t->tp_fd[2] = tp_open(tp_id, NULL);
+	/* Every futex_waitv is a wait; counted with the FUTEX_WAITs. */
+	t->tp_fd[3] = tp_open(tpv_id, NULL);
 }
+
 
 static long tp_read(int fd)
 {
@@ -301,6 +328,14 @@ static long tp_read(int fd)
 	if (fd < 0 || read(fd, &v, sizeof(v)) != sizeof(v))
 		return -1;
 	return (long)v;
+}
+
+/* The waits so far: FUTEX_WAIT* and futex_waitv, -1 if not counted. */
+static long tp_waits(const struct tcount *t)
+{
+	long s = tp_read(t->tp_fd[1]), v = tp_read(t->tp_fd[3]);
+
+	return s < 0 ? -1 : s + (v < 0 ? 0 : v);
 }
 
 void tcount_check_cpu(struct tcount *t)
@@ -316,7 +351,7 @@ void tcount_begin(struct tcount *t)
 	t->fwake = tl_futex_wake;
 	t->fwait = tl_futex_wait;
 	t->tp_wake = tp_read(t->tp_fd[0]);
-	t->tp_wait = tp_read(t->tp_fd[1]);
+	t->tp_wait = tp_waits(t);
 	t->tp_all = tp_read(t->tp_fd[2]);
 	t->csw = thread_csw();
 }
@@ -327,7 +362,7 @@ void tcount_end(struct tcount *t)
 
 	t->csw = thread_csw() - t->csw;
 	w = tp_read(t->tp_fd[0]);
-	s = tp_read(t->tp_fd[1]);
+	s = tp_waits(t);
 	a = tp_read(t->tp_fd[2]);
 	t->tp_wake = w < 0 ? -1 : w - t->tp_wake;
 	t->tp_wait = s < 0 ? -1 : s - t->tp_wait;
@@ -335,6 +370,39 @@ void tcount_end(struct tcount *t)
 	t->fwake = tl_futex_wake - t->fwake;
 	t->fwait = tl_futex_wait - t->fwait;
 	t->cpu_end = sched_getcpu();
+}
+
+void where_start(struct where *w, bool tracepoint)
+{
+	memset(w, 0, sizeof(*w));
+	tcount_tracepoint(&w->tc, tracepoint);
+	/* For a thread that never sees the window: its CPUs all along. */
+	tcount_begin(&w->tc);
+}
+
+void where_note(struct where *w, int measuring)
+{
+	if (w->ended)
+		return;
+	if (measuring && !w->in_window) {
+		w->in_window = true;
+		tcount_begin(&w->tc);
+	} else if (measuring) {
+		if (opt.cpus == PLACE_FREE && (++w->ops & 255) == 0)
+			tcount_check_cpu(&w->tc);
+	} else if (w->in_window) {
+		tcount_end(&w->tc);
+		w->ended = true;
+	}
+}
+
+void where_stop(struct where *w)
+{
+	if (!w->ended) {
+		tcount_end(&w->tc);
+		w->ended = true;
+	}
+	tcount_close(&w->tc);
 }
 
 const char *regime_of_threads(const struct tcount *const *t, size_t n)

@@ -1,0 +1,796 @@
+// SPDX-License-Identifier: MIT
+/*
+ * mostlybusy.c - one producer that wakes after every push, and workers
+ * that are usually busy: most wakes find nobody asleep.
+ *
+ * This is the common shape of a work queue: the producer cannot know
+ * whether a worker sleeps, so it calls the wake after every push, and
+ * while the workers keep up with the work nobody does.  The wake's cost
+ * with nobody waiting is then paid on every item (nowaiter measures that
+ * call alone); here it is measured in place, beside the work it delays.
+ *
+ * The queue, the same for every mechanism: two 32-bit counters, tail
+ * (items pushed, written only by the producer, a plain release store) and
+ * head (items claimed, compare-and-swap by the workers).  An item is the
+ * right to do one unit of work: a calibrated busy loop of about 300 ns
+ * (a volatile counter, the same iterations for every mechanism).  The
+ * producer keeps the queue between LO and HI items deep: when it is below
+ * LO it pushes, with a wake after each push, until it holds HI; otherwise
+ * it yields the CPU.  So the workers are usually busy and a wake finds a
+ * sleeper only when the queue ran dry.  A worker that finds it empty calls
+ * the mechanism's wait, which returns once the worker claimed an item.
+ * HI is 4096 items per worker, over a millisecond of work: with every
+ * thread on one CPU (--cpus same) the workers run while the producer
+ * does not, and a shallower queue runs dry within their time slice; the
+ * producer's next wake then finds a sleeper, which preempts it, and the
+ * trial turns into a ping-pong of one item per wake.
+ *
+ * Per trial: items per second over a measured window after a warm-up; the
+ * producer's time per push and wake (one sample per refill: its time over
+ * its pushes, so the two clock reads are shared by at least HI - LO
+ * pushes); the fraction of items for which a worker found the queue empty
+ * and had to wait (an upper bound on the wakes that found a sleeper; with
+ * --count-futex, FUTEX_WAKE calls per item count them where the mechanism
+ * makes one only for a sleeper); and context switches per item, producer
+ * and workers.
+ *
+ * The mechanisms are wake/wait pairs on that queue: swait, cond (mutex
+ * and condition variable, the signal under the mutex: the condition is
+ * lock-free, so a wake without the mutex could fall between a worker's
+ * test and its sleep), futex-sleeper (the lower bound: FUTEX_WAKE only
+ * when the sleeper count says so), the peers (peers.h, cwake/cwait), and
+ * swait-asym.
+ *
+ * swait-asym: the asymmetric Dekker.  swait_wake_one() on an empty head
+ * costs a full fence and a load: the fence orders the caller's store of
+ * its condition before the load of the queue, and pairs with the fence
+ * that ends swait_prepare().  Here the producer pays it on every push.
+ * swait-asym moves that cost to the sleeper, the side that is about to
+ * spend microseconds in the kernel anyway, with membarrier(2), using only
+ * libswait's public API:
+ *
+ *	producer (waker)			worker (sleeper)
+ *	store tail (push)			swait_prepare(&h, &w)  [queued]
+ *	atomic_signal_fence(seq_cst)		membarrier(PRIVATE_EXPEDITED)
+ *	if (swait_active(&h))			if (claim()) [reads tail]
+ *		swait_wake_one(&h);			swait_finish(&h, &w);
+ *						else
+ *							swait_sleep(&h, &w...)
+ *
+ * The signal fence is only a compiler barrier: it keeps the store before
+ * the load in the instruction stream, and the CPU may still let the load
+ * pass the store (x86's store buffer does).  The membarrier call (command
+ * PRIVATE_EXPEDITED) makes every thread of the process that is running on
+ * some CPU execute a full memory barrier (an IPI) before it returns; a
+ * thread not running is one that went through a context switch, which is
+ * a full barrier too.  So the call places a full barrier B somewhere in the
+ * producer's instruction stream, after the worker's enqueue was visible
+ * and before the worker's claim():
+ *  - B before the store: the load comes after B too, so it sees the
+ *    waiter queued, and the producer wakes it;
+ *  - B after the store: the store was visible when membarrier returned,
+ *    so the worker's claim() sees the item and the worker does not sleep.
+ * Either way no wake is lost: the compiler barrier is upgraded to a full
+ * barrier exactly when a sleeper needs it.  This is the pairing of
+ * liburcu's membarrier flavour (a reader's barrier() against the updater's
+ * sys_membarrier) and of the membarrier(2) man page's example.  When the
+ * load sees a waiter, swait_wake_one() runs as usual, with its own fence
+ * and lock; a waiter that then finds an item leaves through
+ * swait_finish(), which passes a wake it was selected for on.  The process
+ * registers once with MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED; without
+ * membarrier, swait-asym is dropped with a message.
+ *
+ * The question this answers: does removing the fence from the producer
+ * gain 20 % items per second?  Read the "x swait" ratio of swait-asym's
+ * throughput row.  The price, one membarrier per sleep, is measured as
+ * its own row (membarrier_call): a thread calls it in a loop while the
+ * producer's and the other workers' places are taken by busy threads, as
+ * in a trial, so the IPIs go where a real sleeper's would.
+ */
+#include <errno.h>
+#include <linux/membarrier.h>
+#include <math.h>
+#include <sched.h>
+#include <stdalign.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <swait.h>
+
+#include "bench.h"
+
+#define MB_WORK_NS	300	/* the busy work per item */
+#define MB_DEPTH	4096	/* HI per worker; LO is HI / 2 */
+#define MB_SAMPLES	65536	/* the producer's refills kept per trial */
+#define MP_BATCH	16	/* membarrier calls per sample */
+
+struct mb_mech;
+
+struct mb {
+	/* Read-mostly during a trial. */
+	const struct mb_mech *m;
+	struct chan *pc;		/* a peer's mutex and condvar */
+	unsigned long spin;		/* work loop iterations per item */
+	uint32_t hi, lo;		/* queue depth the producer keeps */
+	int nw;				/* workers */
+	bool tracepoint;
+	/* The producer's own. */
+	alignas(64) double *push_ns;	/* ns per push + wake, per refill */
+	size_t npush;
+	struct where pwhere;
+	/* The queue. */
+	alignas(64) uint32_t tail;	/* pushed; stored by the producer */
+	alignas(64) uint32_t head;	/* claimed; CAS by the workers */
+	/* The mechanisms' state; one mechanism per trial. */
+	alignas(64) struct swait_head sh;	/* swait, swait-asym */
+	uint32_t sleepers;		/* futex-sleeper: in FUTEX_WAIT */
+	pthread_mutex_t mu;		/* cond */
+	pthread_cond_t cv;
+	/* Written by the main thread and, at the end, the producer. */
+	alignas(64) int measuring, stop, stop_workers;
+};
+
+struct mb_mech {
+	const char *name;
+	void (*setup)(struct mb *q);
+	void (*teardown)(struct mb *q);
+	/* After every push: wake one worker if one sleeps. */
+	void (*wake)(struct mb *q);
+	/* Called when the queue was empty: return with one item claimed. */
+	void (*wait)(struct mb *q);
+	bool own_futex_count;
+	const struct mech *peer;
+};
+
+/* One worker, on a cache line of its own. */
+struct mb_worker {
+	alignas(64) struct mb *q;
+	long items;		/* done in the window */
+	long waits;		/* of those, found the queue empty */
+	struct where where;
+};
+
+/*
+ * Take one item if there is one.  Acquire: pairs with the producer's
+ * release store of tail, so a claimed item's push (and stop_workers,
+ * stored before the last pushes) is visible.  head never passes tail: an
+ * item is claimed only below a tail that was read after head.
+ */
+static bool claim(struct mb *q)
+{
+	uint32_t h = __atomic_load_n(&q->head, __ATOMIC_RELAXED);
+
+	while (h != __atomic_load_n(&q->tail, __ATOMIC_ACQUIRE))
+		if (__atomic_compare_exchange_n(&q->head, &h, h + 1, true,
+				__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			return true;
+	return false;
+}
+
+static int claim_cb(void *arg)
+{
+	return claim(arg);
+}
+
+/* The work of one item; volatile, so the loop cannot be folded away. */
+static void work(unsigned long n)
+{
+	volatile unsigned long x = 0;
+
+	for (unsigned long i = 0; i < n; i++)
+		x = x + 1;
+}
+
+/* Iterations of work() that take target_ns here: the best of 5 runs. */
+static unsigned long calibrate(uint64_t target_ns)
+{
+	const unsigned long n = 100000;
+	uint64_t best = UINT64_MAX;
+
+	work(n);
+	for (int i = 0; i < 5; i++) {
+		uint64_t t0 = now_ns(), t;
+
+		work(n);
+		t = now_ns() - t0;
+		if (t < best)
+			best = t;
+	}
+	if (best == 0)
+		best = 1;
+	return n * target_ns / best > 0 ? n * target_ns / best : 1;
+}
+
+static int membarrier(int cmd)
+{
+	return (int)syscall(SYS_membarrier, cmd, 0, 0);
+}
+
+/* ------------------------------------------------------------------ swait */
+
+static void sw_setup(struct mb *q)
+{
+	swait_head_init(&q->sh);
+}
+
+static void sw_teardown(struct mb *q)
+{
+	if (swait_head_destroy(&q->sh) != 0)
+		die("mostlybusy: swait head busy at teardown");
+}
+
+/* The wake's own fence orders the push before its peek at the queue. */
+static void sw_wake(struct mb *q)
+{
+	swait_wake_one(&q->sh);
+}
+
+static void sw_wait(struct mb *q)
+{
+	swait_event(&q->sh, claim(q));
+}
+
+/* ------------------------------------------------------------- swait-asym */
+
+/*
+ * No fence: the compiler barrier keeps the push (the caller's store of
+ * tail) before the peek in program order; the sleeper's membarrier makes
+ * it a full barrier when a sleeper needs one (see the top of the file).
+ */
+static void asym_wake(struct mb *q)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (swait_active(&q->sh))
+		swait_wake_one(&q->sh);
+}
+
+/* swait_event()'s loop, with the membarrier between prepare and test. */
+static void asym_wait(struct mb *q)
+{
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+
+	for (;;) {
+		swait_prepare(&q->sh, &w);
+		/*
+		 * Every running thread, the producer too, executes a full
+		 * barrier: a push it made before that barrier is visible to
+		 * the claim() below, and its peeks after it see us queued.
+		 */
+		if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0)
+			die("mostlybusy: membarrier: %s", strerror(errno));
+		if (claim(q))
+			break;
+		(void)swait_sleep(&q->sh, &w, 0, CLOCK_MONOTONIC, NULL);
+		/* Woken, so dequeued: test before queueing again. */
+		if (claim(q))
+			break;
+	}
+	swait_finish(&q->sh, &w);
+}
+
+/* ------------------------------------------------------------------- cond */
+
+static void cv_setup(struct mb *q)
+{
+	pthread_mutex_init(&q->mu, NULL);
+	pthread_cond_init(&q->cv, NULL);
+}
+
+static void cv_teardown(struct mb *q)
+{
+	pthread_cond_destroy(&q->cv);
+	pthread_mutex_destroy(&q->mu);
+}
+
+/*
+ * Under the mutex: a worker tests the queue and sleeps holding it, so the
+ * push is either seen by that test or made before a signal that finds the
+ * worker asleep.
+ */
+static void cv_wake(struct mb *q)
+{
+	pthread_mutex_lock(&q->mu);
+	pthread_cond_signal(&q->cv);
+	pthread_mutex_unlock(&q->mu);
+}
+
+static void cv_wait(struct mb *q)
+{
+	pthread_mutex_lock(&q->mu);
+	while (!claim(q))
+		pthread_cond_wait(&q->cv, &q->mu);
+	pthread_mutex_unlock(&q->mu);
+}
+
+/* ---------------------------------------------------------- futex-sleeper */
+
+static void fs_setup(struct mb *q)
+{
+	q->sleepers = 0;
+}
+
+static void fs_teardown(struct mb *q)
+{
+	(void)q;
+}
+
+/*
+ * A Dekker pair, as fsleep_post() in mech.c: the fence orders the push
+ * before the load of sleepers, the worker's seq_cst increment orders its
+ * announcement before FUTEX_WAIT reads tail.  Either the load sees the
+ * sleeper, or the kernel's compare sees the new tail.
+ */
+static void fs_wake(struct mb *q)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&q->sleepers, __ATOMIC_SEQ_CST) != 0)
+		bench_futex_wake(&q->tail, 1);
+}
+
+static void fs_wait(struct mb *q)
+{
+	for (;;) {
+		/* Read before claim(): a later push changes it. */
+		uint32_t t = __atomic_load_n(&q->tail, __ATOMIC_RELAXED);
+
+		if (claim(q))
+			return;
+		__atomic_fetch_add(&q->sleepers, 1, __ATOMIC_SEQ_CST);
+		bench_futex_wait(&q->tail, t, CLOCK_MONOTONIC, NULL);
+		__atomic_fetch_sub(&q->sleepers, 1, __ATOMIC_RELAXED);
+	}
+}
+
+/* ------------------------------------------------------------------ peers */
+
+static void peer_setup(struct mb *q)
+{
+	q->pc = chan_new(q->m->peer);
+}
+
+static void peer_teardown(struct mb *q)
+{
+	chan_free(q->m->peer, q->pc);
+}
+
+/* One more indirect call than the others pay: a nanosecond or two. */
+static void peer_wake(struct mb *q)
+{
+	q->m->peer->cwake(q->pc, &q->tail);
+}
+
+static void peer_wait(struct mb *q)
+{
+	q->m->peer->cwait(q->pc, &q->tail, claim_cb, q);
+}
+
+static const struct mb_mech mb_mechs[] = {
+	{ .name = "swait", .setup = sw_setup, .teardown = sw_teardown,
+	  .wake = sw_wake, .wait = sw_wait },
+	{ .name = "swait-asym", .setup = sw_setup, .teardown = sw_teardown,
+	  .wake = asym_wake, .wait = asym_wait },
+	{ .name = "cond", .setup = cv_setup, .teardown = cv_teardown,
+	  .wake = cv_wake, .wait = cv_wait },
+	{ .name = "futex-sleeper", .setup = fs_setup, .teardown = fs_teardown,
+	  .wake = fs_wake, .wait = fs_wait, .own_futex_count = true },
+};
+#define MB_NMECHS (sizeof(mb_mechs) / sizeof(mb_mechs[0]))
+
+/* ---------------------------------------------------------------- threads */
+
+static void *mb_producer(void *arg)
+{
+	struct mb *q = arg;
+	const struct mb_mech *m = q->m;
+	uint32_t t = 0;
+
+	where_start(&q->pwhere, q->tracepoint);
+	while (!__atomic_load_n(&q->stop, __ATOMIC_RELAXED)) {
+		/* head never passes our tail t. */
+		uint32_t depth = t - __atomic_load_n(&q->head,
+						     __ATOMIC_RELAXED);
+		uint64_t t0, t1;
+		int measuring;
+
+		if (depth >= q->lo) {
+			sched_yield();
+			continue;
+		}
+		measuring = __atomic_load_n(&q->measuring, __ATOMIC_RELAXED);
+		t0 = now_ns();
+		for (uint32_t i = depth; i < q->hi; i++) {
+			/* Release: pairs with claim()'s acquire. */
+			__atomic_store_n(&q->tail, ++t, __ATOMIC_RELEASE);
+			m->wake(q);
+		}
+		t1 = now_ns();
+		if (measuring && q->npush < MB_SAMPLES)
+			q->push_ns[q->npush++] = (double)(t1 - t0) /
+						 (double)(q->hi - depth);
+		/* A refill is thousands of items: check the CPU each time. */
+		if (opt.cpus == PLACE_FREE && q->pwhere.in_window &&
+		    !q->pwhere.ended)
+			tcount_check_cpu(&q->pwhere.tc);
+		where_note(&q->pwhere, measuring);
+	}
+	/*
+	 * One more item per worker, each ending one worker: a worker leaves
+	 * at the first item it claims once it sees stop_workers, and every
+	 * item pushed after this store makes it visible (release).
+	 */
+	__atomic_store_n(&q->stop_workers, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < q->nw; i++) {
+		__atomic_store_n(&q->tail, ++t, __ATOMIC_RELEASE);
+		m->wake(q);
+	}
+	where_stop(&q->pwhere);
+	return NULL;
+}
+
+static void *mb_worker(void *arg)
+{
+	struct mb_worker *w = arg;
+	struct mb *q = w->q;
+	const struct mb_mech *m = q->m;
+
+	where_start(&w->where, q->tracepoint);
+	for (;;) {
+		bool waited = false;
+		int measuring;
+
+		if (!claim(q)) {
+			m->wait(q);
+			waited = true;
+		}
+		/* claim()'s acquire orders this after the producer's store. */
+		if (__atomic_load_n(&q->stop_workers, __ATOMIC_RELAXED))
+			break;
+		work(q->spin);
+		measuring = __atomic_load_n(&q->measuring, __ATOMIC_RELAXED);
+		if (measuring) {
+			w->items++;
+			w->waits += waited;
+		}
+		where_note(&w->where, measuring);
+	}
+	where_stop(&w->where);
+	return NULL;
+}
+
+/* What one trial measured. */
+struct mb_result {
+	double per_s, waits, csw, fwake, fwait, tp_wake, tp_wait;
+	long items;
+	const char *regime;
+};
+
+/* One trial: fresh threads and mechanism state; the samples in q. */
+static void mb_trial(struct mb *q, struct mb_worker *ws, pthread_t *tid,
+		     uint64_t window, struct mb_result *r)
+{
+	const struct tcount **tc;
+	struct timespec warm = ns_to_ts(window / 10);
+	struct timespec win = ns_to_ts(window);
+	double items = 0, waits = 0, csw = 0, fwake = 0, fwait = 0;
+	double tp_wake = 0, tp_wait = 0;
+	uint64_t t0, t1;
+	pthread_t prod;
+
+	rt_window_keeper(true);
+	q->tail = q->head = 0;
+	q->measuring = q->stop = q->stop_workers = 0;
+	q->npush = 0;
+	q->m->setup(q);
+	for (int i = 0; i < q->nw; i++) {
+		memset(&ws[i], 0, sizeof(ws[i]));
+		ws[i].q = q;
+		tid[i] = spawn(mb_worker, &ws[i], place_cpu(false));
+	}
+	prod = spawn(mb_producer, q, place_cpu(true));
+	nanosleep(&warm, NULL);
+	__atomic_store_n(&q->measuring, 1, __ATOMIC_RELAXED);
+	t0 = now_ns();
+	nanosleep(&win, NULL);
+	__atomic_store_n(&q->measuring, 0, __ATOMIC_RELAXED);
+	t1 = now_ns();
+	__atomic_store_n(&q->stop, 1, __ATOMIC_RELAXED);
+	pthread_join(prod, NULL);
+	for (int i = 0; i < q->nw; i++)
+		pthread_join(tid[i], NULL);
+	q->m->teardown(q);
+	rt_window_keeper(false);
+
+	tc = calloc((size_t)q->nw + 1, sizeof(*tc));
+	if (!tc)
+		die("out of memory");
+	for (int i = 0; i <= q->nw; i++) {
+		const struct where *w = i < q->nw ? &ws[i].where : &q->pwhere;
+
+		tc[i] = &w->tc;
+		if (i < q->nw) {
+			items += (double)ws[i].items;
+			waits += (double)ws[i].waits;
+		}
+		/* A thread that never saw the window did nothing in it. */
+		if (!w->in_window)
+			continue;
+		csw += (double)w->tc.csw;
+		fwake += (double)w->tc.fwake;
+		fwait += (double)w->tc.fwait;
+		tp_wake += (double)w->tc.tp_wake;
+		tp_wait += (double)w->tc.tp_wait;
+	}
+	r->regime = regime_of_threads(tc, (size_t)q->nw + 1);
+	free(tc);
+	r->items = (long)items;
+	r->per_s = items / ((double)(t1 - t0) / 1e9);
+	r->waits = items > 0 ? waits / items : NAN;
+	r->csw = items > 0 ? csw / items : NAN;
+	r->fwake = items > 0 ? fwake / items : NAN;
+	r->fwait = items > 0 ? fwait / items : NAN;
+	r->tp_wake = items > 0 ? tp_wake / items : NAN;
+	r->tp_wait = items > 0 ? tp_wait / items : NAN;
+}
+
+/* ------------------------------------------------------ membarrier's cost */
+
+/*
+ * The sleeper's extra cost in swait-asym.  One thread calls membarrier in
+ * batches of MP_BATCH while busy threads stand where the producer and the
+ * other workers of a trial run, so the call interrupts the CPUs a real
+ * sleeper's would.  The busy threads yield every few microseconds, so
+ * that on one CPU (or under --rt) the measuring thread runs too.
+ */
+struct mp {
+	unsigned long spin;
+	long batches;
+	double *v;
+	int stop, running, nbusy;
+	struct tcount *tc;	/* [0]: the measuring thread */
+};
+
+struct mp_arg {
+	struct mp *p;
+	struct tcount *tc;
+};
+
+static void *mp_busy(void *arg)
+{
+	struct mp_arg *a = arg;
+	struct mp *p = a->p;
+
+	tcount_tracepoint(a->tc, false);
+	tcount_begin(a->tc);
+	__atomic_fetch_add(&p->running, 1, __ATOMIC_RELAXED);
+	while (!__atomic_load_n(&p->stop, __ATOMIC_RELAXED)) {
+		for (int i = 0; i < 32; i++)
+			work(p->spin);
+		tcount_check_cpu(a->tc);
+		sched_yield();
+	}
+	tcount_end(a->tc);
+	return NULL;
+}
+
+static void *mp_measure(void *arg)
+{
+	struct mp_arg *a = arg;
+	struct mp *p = a->p;
+
+	tcount_tracepoint(a->tc, false);
+	while (__atomic_load_n(&p->running, __ATOMIC_RELAXED) < p->nbusy)
+		sched_yield();
+	for (int i = 0; i < MP_BATCH; i++)
+		(void)membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
+	tcount_begin(a->tc);
+	for (long b = 0; b < p->batches; b++) {
+		uint64_t t0 = now_ns();
+
+		for (int i = 0; i < MP_BATCH; i++)
+			if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0)
+				die("mostlybusy: membarrier: %s",
+				    strerror(errno));
+		p->v[b] = (double)(now_ns() - t0) / MP_BATCH;
+		tcount_check_cpu(a->tc);
+	}
+	tcount_end(a->tc);
+	__atomic_store_n(&p->stop, 1, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static void mp_trial(int nw, unsigned long spin, int rep, const char *series)
+{
+	struct mp p = { .spin = spin, .nbusy = nw };
+	struct mp_arg *a = calloc((size_t)nw + 1, sizeof(*a));
+	pthread_t *tid = calloc((size_t)nw + 1, sizeof(*tid));
+	const struct tcount **tcp = calloc((size_t)nw + 1, sizeof(*tcp));
+	struct trial t;
+
+	p.tc = calloc((size_t)nw + 1, sizeof(*p.tc));
+	if (!a || !tid || !tcp || !p.tc)
+		die("out of memory");
+	p.batches = opt.quick ? 30 : 100;
+	p.v = alloc_samples((size_t)p.batches);
+	for (int i = 0; i <= nw; i++) {
+		a[i] = (struct mp_arg){ .p = &p, .tc = &p.tc[i] };
+		tcp[i] = &p.tc[i];
+	}
+	/* The producer's place, then the other workers'. */
+	tid[1] = spawn(mp_busy, &a[1], place_cpu(true));
+	for (int i = 2; i <= nw; i++)
+		tid[i] = spawn(mp_busy, &a[i], place_cpu(false));
+	tid[0] = spawn(mp_measure, &a[0], place_cpu(false));
+	for (int i = 0; i <= nw; i++)
+		pthread_join(tid[i], NULL);
+	memset(&t, 0, sizeof(t));
+	t.scenario = "mostlybusy";
+	t.metric = "membarrier_call";
+	t.unit = "ns";
+	snprintf(t.series, sizeof(t.series), "%s", series);
+	t.mech = "swait-asym";
+	t.regime = regime_of_threads(tcp, (size_t)nw + 1);
+	t.rep = rep;
+	t.v = p.v;
+	t.n = (size_t)p.batches;
+	t.csw = t.fwake = t.fwait = NAN;
+	trial_add(&t);
+	free(a);
+	free(tid);
+	free(tcp);
+	free(p.tc);
+}
+
+/*
+ * Register for MEMBARRIER_CMD_PRIVATE_EXPEDITED; NULL when done, else why
+ * not.  Registration lasts for the life of the process, which is why this
+ * scenario runs last.
+ */
+static const char *membarrier_register(void)
+{
+	int cmds = membarrier(MEMBARRIER_CMD_QUERY);
+
+	if (cmds < 0)
+		return strerror(errno);
+	if (!(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED))
+		return "MEMBARRIER_CMD_PRIVATE_EXPEDITED is not supported";
+	if (membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) != 0)
+		return strerror(errno);
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ driver */
+
+static void mb_add(const char *metric, const char *unit, const char *series,
+		   const struct mb_mech *m, int rep, const char *regime,
+		   double *v, size_t n, double csw, double fwake,
+		   double fwait)
+{
+	struct trial t;
+
+	memset(&t, 0, sizeof(t));
+	t.scenario = "mostlybusy";
+	t.metric = metric;
+	t.unit = unit;
+	snprintf(t.series, sizeof(t.series), "%s", series);
+	t.mech = m->name;
+	t.regime = regime;
+	t.rep = rep;
+	t.v = v;
+	t.n = n;
+	t.csw = csw;
+	t.fwake = fwake;
+	t.fwait = fwait;
+	trial_add(&t);
+}
+
+static double *one(double x)
+{
+	double *v = alloc_samples(1);
+
+	v[0] = x;
+	return v;
+}
+
+void run_mostlybusy(void)
+{
+	const struct mech *peers[8];
+	struct mb_mech peer_mb[8];
+	const struct mb_mech *sel[MB_NMECHS + 8];
+	size_t nsel = 0, npeers;
+	int nw = opt.threads ? opt.threads : 2;
+	uint64_t window = trial_duration_ns();
+	struct mb *q = aligned_alloc(64, sizeof(*q));
+	struct mb_worker *ws = aligned_alloc(64, (size_t)nw * sizeof(*ws));
+	pthread_t *tid = calloc((size_t)nw, sizeof(*tid));
+	struct mb_result r;
+	char series[32];
+	const char *why;
+
+	if (!q || !ws || !tid)
+		die("out of memory");
+	for (size_t i = 0; i < MB_NMECHS; i++) {
+		if (!mech_selected(mb_mechs[i].name))
+			continue;
+		if (!strcmp(mb_mechs[i].name, "swait-asym") &&
+		    (why = membarrier_register()) != NULL) {
+			fprintf(stderr, "swait-bench: mostlybusy: swait-asym "
+				"dropped: membarrier(MEMBARRIER_CMD_PRIVATE_"
+				"EXPEDITED) unavailable (%s)\n", why);
+			continue;
+		}
+		sel[nsel++] = &mb_mechs[i];
+	}
+	npeers = mechs_select(MF_PEER, peers, 8);
+	for (size_t i = 0; i < npeers; i++) {
+		peer_mb[i] = (struct mb_mech){ .name = peers[i]->name,
+			.setup = peer_setup, .teardown = peer_teardown,
+			.wake = peer_wake, .wait = peer_wait,
+			.peer = peers[i] };
+		sel[nsel++] = &peer_mb[i];
+	}
+	if (nsel == 0)
+		goto out;
+	memset(q, 0, sizeof(*q));
+	q->nw = nw;
+	q->hi = MB_DEPTH * (uint32_t)nw;
+	q->lo = q->hi / 2;
+	q->spin = calibrate(MB_WORK_NS);
+	/* About 4 s in the default run (7 mechanisms, 5 reps), 1 s quick. */
+	if (!window)
+		window = opt.quick ? 30000000u : 100000000u;
+	snprintf(series, sizeof(series), "w=%d work=%dns", nw, MB_WORK_NS);
+	scenario_refs("mostlybusy", "swait", "cond");
+	for (int rep = 0; rep < opt.reps; rep++) {
+		for (size_t k = 0; k < nsel; k++) {
+			const struct mb_mech *m = sel[(k + (size_t)rep) % nsel];
+			double fw = NAN, fs = NAN;
+
+			progress("mostlybusy: rep %d/%d %s", rep + 1, opt.reps,
+				 m->name);
+			q->m = m;
+			q->push_ns = alloc_samples(MB_SAMPLES);
+			mb_trial(q, ws, tid, window, &r);
+			if (m->own_futex_count) {
+				fw = r.fwake;
+				fs = r.fwait;
+			}
+			mb_add("throughput", "items/s", series, m, rep,
+			       r.regime, one(r.per_s), 1, r.csw, fw, fs);
+			if (q->npush)
+				mb_add("push_wake", "ns", series, m, rep,
+				       r.regime, q->push_ns, q->npush, NAN,
+				       NAN, NAN);
+			else
+				free(q->push_ns);
+			if (!isnan(r.waits))
+				mb_add("empty_waits", "fraction", series, m,
+				       rep, r.regime, one(r.waits), 1, NAN,
+				       NAN, NAN);
+			if (!strcmp(m->name, "swait-asym")) {
+				progress("mostlybusy: rep %d/%d membarrier",
+					 rep + 1, opt.reps);
+				mp_trial(nw, q->spin, rep, series);
+			}
+		}
+	}
+	if (!opt.count_futex || !futex_tracepoint_available(&why))
+		goto out;
+	/* A separate, untimed run per mechanism, under the tracepoint. */
+	q->tracepoint = true;
+	for (size_t k = 0; k < nsel; k++) {
+		progress("mostlybusy: counting futex calls, %s", sel[k]->name);
+		q->m = sel[k];
+		q->push_ns = alloc_samples(MB_SAMPLES);
+		mb_trial(q, ws, tid, window, &r);
+		free(q->push_ns);
+		counts_set("mostlybusy", series, sel[k]->name, r.tp_wake,
+			   r.tp_wait);
+	}
+	q->tracepoint = false;
+out:
+	free(q);
+	free(ws);
+	free(tid);
+}
