@@ -192,6 +192,23 @@ void where_note(struct where *w, int measuring);
 /* End the counts if the window did not; closes the tracepoint counters. */
 void where_stop(struct where *w);
 
+/* A trial's counts over the measured window, summed over its threads. */
+struct window_counts {
+	double csw, fwake, fwait, tp_wake, tp_wait;
+};
+/* Add w's counts, if its thread saw the window (else it did nothing in it). */
+void window_counts_add(struct window_counts *c, const struct where *w);
+/* Divide every count by ops, or make it NAN if there were none. */
+void window_counts_per_op(struct window_counts *c, double ops);
+
+/*
+ * The measured window of prodcons, contention and mostlybusy, run by the
+ * main thread while the trial's threads work: a warm-up of window / 10 ns,
+ * then *measuring set for window ns.  Returns the window's length as the
+ * clock measured it, in seconds.
+ */
+double window_run(int *measuring, uint64_t window);
+
 /* "same" or "split" for two threads' counts; "migrated" otherwise. */
 const char *regime_of(const struct tcount *a, const struct tcount *b);
 /*

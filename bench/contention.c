@@ -97,7 +97,8 @@ static void *ct_waiter(void *arg)
 
 /* What one trial measured. */
 struct ct_result {
-	double per_s, fairness, csw, fwake, fwait, tp_wake, tp_wait;
+	double per_s, fairness;
+	struct window_counts c;	/* per handoff */
 	long handoffs;
 	const char *regime;
 };
@@ -111,11 +112,9 @@ static void ct_trial(struct ct *q, struct ct_thread *ts, pthread_t *tid,
 {
 	const struct mech *m = q->m;
 	const struct tcount **tc;
-	struct timespec warm = ns_to_ts(window / 10);
-	struct timespec win = ns_to_ts(window);
-	double sum = 0, sq = 0, csw = 0, fwake = 0, fwait = 0;
-	double tp_wake = 0, tp_wait = 0;
-	uint64_t t0, t1;
+	double sum = 0, sq = 0;
+	struct window_counts c = { 0 };
+	double secs;
 
 	rt_window_keeper(true);
 	q->items = chan_new(m);
@@ -132,12 +131,7 @@ static void ct_trial(struct ct *q, struct ct_thread *ts, pthread_t *tid,
 		tid[i] = spawn(ct_waiter, &ts[i], place_cpu(false));
 	for (int i = 0; i < nw; i++)
 		tid[i] = spawn(ct_waker, &ts[i], place_cpu(true));
-	nanosleep(&warm, NULL);
-	__atomic_store_n(&q->measuring, 1, __ATOMIC_RELAXED);
-	t0 = now_ns();
-	nanosleep(&win, NULL);
-	__atomic_store_n(&q->measuring, 0, __ATOMIC_RELAXED);
-	t1 = now_ns();
+	secs = window_run(&q->measuring, window);
 	__atomic_store_n(&q->stop, 1, __ATOMIC_RELAXED);
 	for (int i = 0; i < nw; i++)
 		pthread_join(tid[i], NULL);
@@ -161,25 +155,15 @@ static void ct_trial(struct ct *q, struct ct_thread *ts, pthread_t *tid,
 			sum += (double)ts[i].handoffs;
 			sq += (double)ts[i].handoffs * (double)ts[i].handoffs;
 		}
-		/* A thread that never saw the window did nothing in it. */
-		if (!w->in_window)
-			continue;
-		csw += (double)w->tc.csw;
-		fwake += (double)w->tc.fwake;
-		fwait += (double)w->tc.fwait;
-		tp_wake += (double)w->tc.tp_wake;
-		tp_wait += (double)w->tc.tp_wait;
+		window_counts_add(&c, w);
 	}
 	r->regime = regime_of_threads(tc, (size_t)(nw + ns));
 	free(tc);
 	r->handoffs = (long)sum;
-	r->per_s = sum / ((double)(t1 - t0) / 1e9);
+	r->per_s = sum / secs;
 	r->fairness = sq > 0 ? sum * sum / ((double)ns * sq) : NAN;
-	r->csw = sum > 0 ? csw / sum : NAN;
-	r->fwake = sum > 0 ? fwake / sum : NAN;
-	r->fwait = sum > 0 ? fwait / sum : NAN;
-	r->tp_wake = sum > 0 ? tp_wake / sum : NAN;
-	r->tp_wait = sum > 0 ? tp_wait / sum : NAN;
+	window_counts_per_op(&c, sum);
+	r->c = c;
 }
 
 /*
@@ -244,11 +228,11 @@ static void ct_add(const char *metric, const char *unit, const char *series,
 	t.v = alloc_samples(1);
 	t.v[0] = v;
 	t.n = 1;
-	t.csw = counts ? r->csw : NAN;
+	t.csw = counts ? r->c.csw : NAN;
 	t.fwake = t.fwait = NAN;
 	if (counts && m->own_futex_count) {
-		t.fwake = r->fwake;
-		t.fwait = r->fwait;
+		t.fwake = r->c.fwake;
+		t.fwait = r->c.fwait;
 	}
 	trial_add(&t);
 }
@@ -322,7 +306,7 @@ void run_contention(void)
 			ct_trial(q, ts, tid, series[s].nw, series[s].ns,
 				 window, &r);
 			counts_set("contention", name, sel[k]->name,
-				   r.tp_wake, r.tp_wait);
+				   r.c.tp_wake, r.c.tp_wait);
 		}
 		q->tracepoint = false;
 	}

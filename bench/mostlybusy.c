@@ -461,7 +461,8 @@ static void *mb_worker(void *arg)
 
 /* What one trial measured. */
 struct mb_result {
-	double per_s, waits, csw, fwake, fwait, tp_wake, tp_wait;
+	double per_s, waits;
+	struct window_counts c;	/* per item */
 	long items;
 	const char *regime;
 };
@@ -471,11 +472,8 @@ static void mb_trial(struct mb *q, struct mb_worker *ws, pthread_t *tid,
 		     uint64_t window, struct mb_result *r)
 {
 	const struct tcount **tc;
-	struct timespec warm = ns_to_ts(window / 10);
-	struct timespec win = ns_to_ts(window);
-	double items = 0, waits = 0, csw = 0, fwake = 0, fwait = 0;
-	double tp_wake = 0, tp_wait = 0;
-	uint64_t t0, t1;
+	double items = 0, waits = 0, secs;
+	struct window_counts c = { 0 };
 	pthread_t prod;
 
 	rt_window_keeper(true);
@@ -489,12 +487,7 @@ static void mb_trial(struct mb *q, struct mb_worker *ws, pthread_t *tid,
 		tid[i] = spawn(mb_worker, &ws[i], place_cpu(false));
 	}
 	prod = spawn(mb_producer, q, place_cpu(true));
-	nanosleep(&warm, NULL);
-	__atomic_store_n(&q->measuring, 1, __ATOMIC_RELAXED);
-	t0 = now_ns();
-	nanosleep(&win, NULL);
-	__atomic_store_n(&q->measuring, 0, __ATOMIC_RELAXED);
-	t1 = now_ns();
+	secs = window_run(&q->measuring, window);
 	__atomic_store_n(&q->stop, 1, __ATOMIC_RELAXED);
 	pthread_join(prod, NULL);
 	for (int i = 0; i < q->nw; i++)
@@ -513,25 +506,15 @@ static void mb_trial(struct mb *q, struct mb_worker *ws, pthread_t *tid,
 			items += (double)ws[i].items;
 			waits += (double)ws[i].waits;
 		}
-		/* A thread that never saw the window did nothing in it. */
-		if (!w->in_window)
-			continue;
-		csw += (double)w->tc.csw;
-		fwake += (double)w->tc.fwake;
-		fwait += (double)w->tc.fwait;
-		tp_wake += (double)w->tc.tp_wake;
-		tp_wait += (double)w->tc.tp_wait;
+		window_counts_add(&c, w);
 	}
 	r->regime = regime_of_threads(tc, (size_t)q->nw + 1);
 	free(tc);
 	r->items = (long)items;
-	r->per_s = items / ((double)(t1 - t0) / 1e9);
+	r->per_s = items / secs;
 	r->waits = items > 0 ? waits / items : NAN;
-	r->csw = items > 0 ? csw / items : NAN;
-	r->fwake = items > 0 ? fwake / items : NAN;
-	r->fwait = items > 0 ? fwait / items : NAN;
-	r->tp_wake = items > 0 ? tp_wake / items : NAN;
-	r->tp_wait = items > 0 ? tp_wait / items : NAN;
+	window_counts_per_op(&c, items);
+	r->c = c;
 }
 
 /* ------------------------------------------------------ membarrier's cost */
@@ -753,11 +736,11 @@ void run_mostlybusy(void)
 			q->push_ns = alloc_samples(MB_SAMPLES);
 			mb_trial(q, ws, tid, window, &r);
 			if (m->own_futex_count) {
-				fw = r.fwake;
-				fs = r.fwait;
+				fw = r.c.fwake;
+				fs = r.c.fwait;
 			}
 			mb_add("throughput", "items/s", series, m, rep,
-			       r.regime, one(r.per_s), 1, r.csw, fw, fs);
+			       r.regime, one(r.per_s), 1, r.c.csw, fw, fs);
 			if (q->npush)
 				mb_add("push_wake", "ns", series, m, rep,
 				       r.regime, q->push_ns, q->npush, NAN,
@@ -785,8 +768,8 @@ void run_mostlybusy(void)
 		q->push_ns = alloc_samples(MB_SAMPLES);
 		mb_trial(q, ws, tid, window, &r);
 		free(q->push_ns);
-		counts_set("mostlybusy", series, sel[k]->name, r.tp_wake,
-			   r.tp_wait);
+		counts_set("mostlybusy", series, sel[k]->name, r.c.tp_wake,
+			   r.c.tp_wait);
 	}
 	q->tracepoint = false;
 out:

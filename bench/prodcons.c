@@ -138,9 +138,7 @@ void run_prodcons(void)
 	for (int rep = 0; rep < opt.reps && nsel; rep++) {
 		for (size_t k = 0; k < nsel; k++) {
 			const struct mech *m = sel[(k + (size_t)rep) % nsel];
-			struct timespec warm = ns_to_ts(window / 10);
-			struct timespec win = ns_to_ts(window);
-			uint64_t t0, t1;
+			double secs;
 			double sum = 0, sq = 0, *v, *fair;
 			struct trial t;
 
@@ -163,12 +161,7 @@ void run_prodcons(void)
 				tp[i] = spawn(producer, &ws[nc + i],
 					      place_cpu(true));
 			}
-			nanosleep(&warm, NULL);
-			__atomic_store_n(&q->measuring, 1, __ATOMIC_RELAXED);
-			t0 = now_ns();
-			nanosleep(&win, NULL);
-			__atomic_store_n(&q->measuring, 0, __ATOMIC_RELAXED);
-			t1 = now_ns();
+			secs = window_run(&q->measuring, window);
 			__atomic_store_n(&q->stop, 1, __ATOMIC_RELAXED);
 			for (int i = 0; i < np; i++)
 				pthread_join(tp[i], NULL);
@@ -185,7 +178,7 @@ void run_prodcons(void)
 			}
 			v = alloc_samples(1);
 			fair = alloc_samples(1);
-			v[0] = sum / ((double)(t1 - t0) / 1e9);
+			v[0] = sum / secs;
 			fair[0] = sq > 0 ? sum * sum / ((double)nc * sq) : NAN;
 			memset(&t, 0, sizeof(t));
 			t.scenario = "prodcons";

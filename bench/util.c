@@ -372,6 +372,41 @@ void tcount_end(struct tcount *t)
 	t->cpu_end = sched_getcpu();
 }
 
+void window_counts_add(struct window_counts *c, const struct where *w)
+{
+	if (!w->in_window)
+		return;
+	c->csw += (double)w->tc.csw;
+	c->fwake += (double)w->tc.fwake;
+	c->fwait += (double)w->tc.fwait;
+	c->tp_wake += (double)w->tc.tp_wake;
+	c->tp_wait += (double)w->tc.tp_wait;
+}
+
+void window_counts_per_op(struct window_counts *c, double ops)
+{
+	c->csw = ops > 0 ? c->csw / ops : NAN;
+	c->fwake = ops > 0 ? c->fwake / ops : NAN;
+	c->fwait = ops > 0 ? c->fwait / ops : NAN;
+	c->tp_wake = ops > 0 ? c->tp_wake / ops : NAN;
+	c->tp_wait = ops > 0 ? c->tp_wait / ops : NAN;
+}
+
+double window_run(int *measuring, uint64_t window)
+{
+	struct timespec warm = ns_to_ts(window / 10);
+	struct timespec win = ns_to_ts(window);
+	uint64_t t0, t1;
+
+	nanosleep(&warm, NULL);
+	__atomic_store_n(measuring, 1, __ATOMIC_RELAXED);
+	t0 = now_ns();
+	nanosleep(&win, NULL);
+	__atomic_store_n(measuring, 0, __ATOMIC_RELAXED);
+	t1 = now_ns();
+	return (double)(t1 - t0) / 1e9;
+}
+
 void where_start(struct where *w, bool tracepoint)
 {
 	memset(w, 0, sizeof(*w));

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -180,6 +182,48 @@ bool tu_emulator_shares_tls(void)
 	const char *w = getenv("MESON_EXE_WRAPPER");
 
 	return w && strstr(w, "qemu-i386");
+}
+
+static ssize_t read_task_file(pid_t tid, const char *name, char *buf,
+			      size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/%s", (int)tid, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return n;
+}
+
+char tu_task_state(pid_t tid)
+{
+	char buf[512];
+	char *p;
+
+	if (read_task_file(tid, "stat", buf, sizeof(buf)) <= 0)
+		return '?';
+	/* The command name may contain anything: the state follows its ')'. */
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || p[2] == '\0')
+		return '?';
+	return p[2];
+}
+
+long tu_task_syscall(pid_t tid)
+{
+	char buf[256];
+
+	if (read_task_file(tid, "syscall", buf, sizeof(buf)) <= 0)
+		return -1;
+	return atol(buf);
 }
 
 bool tu_is_futex_call(long nr)

@@ -170,6 +170,15 @@ pid_t tu_gettid(void);
  */
 bool tu_is_futex_call(long nr);
 
+/* The state letter of a thread of this process ('R', 'S', ...), or '?'. */
+char tu_task_state(pid_t tid);
+
+/*
+ * The number of the system call tid is blocked in (/proc/self/task/TID/
+ * syscall), or -1 if /proc does not say (ptrace restrictions, running).
+ */
+long tu_task_syscall(pid_t tid);
+
 /*
  * Whether the tests run under qemu-i386, whose threads lose their own
  * thread-local storage once a signal handler has run (cross/qemu-i386.ini).

@@ -15,50 +15,15 @@
 static const char *tu_cur_what;
 static const char *tu_cur_phase;
 
-static ssize_t read_task_file(pid_t tid, const char *name, char *buf,
-			      size_t len)
-{
-	char path[64];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/%s", (int)tid, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	return n;
-}
-
-char tu_task_state(pid_t tid)
-{
-	char buf[512];
-	char *p;
-
-	if (read_task_file(tid, "stat", buf, sizeof(buf)) <= 0)
-		return '?';
-	/* The command name may contain anything: the state follows its ')'. */
-	p = strrchr(buf, ')');
-	if (!p || p[1] != ' ' || p[2] == '\0')
-		return '?';
-	return p[2];
-}
-
 /*
  * Whether tid is inside the futex system call.  .../syscall may be
  * unreadable (ptrace restrictions); then the 'S' state alone has to do.
  */
 static bool in_futex(pid_t tid)
 {
-	char buf[256];
+	long nr = tu_task_syscall(tid);
 
-	if (read_task_file(tid, "syscall", buf, sizeof(buf)) <= 0)
-		return true;
-	return tu_is_futex_call(atol(buf));
+	return nr == -1 || tu_is_futex_call(nr);
 }
 
 bool tu_wait_asleep(pid_t tid, const struct swait_head *head)

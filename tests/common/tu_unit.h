@@ -27,9 +27,6 @@
 /* How long a multi-threaded test may take before the watchdog fires. */
 #define TU_WATCHDOG_SECONDS 20.0
 
-/* The state letter of a thread of this process ('R', 'S', ...), or '?'. */
-char tu_task_state(pid_t tid);
-
 /*
  * Poll until thread tid is blocked in the futex system call ('S' in
  * /proc/self/task/<tid>/stat, and futex in .../syscall where readable) and

@@ -19,7 +19,6 @@
  * futex_waitv() still times out on both clocks.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -72,44 +71,6 @@ static bool have_waitv(void)
 #endif
 }
 
-/* The system call tid is blocked in, or -1 if /proc does not say. */
-static long blocked_in(pid_t tid)
-{
-	char path[64], buf[256];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	return atol(buf);
-}
-
-static char task_state(pid_t tid)
-{
-	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return '?';
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return '?';
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' ? p[2] : '?';
-}
-
 static void *sleeper(void *arg)
 {
 	unsigned i = (unsigned)(uintptr_t)arg;
@@ -132,8 +93,9 @@ static void start_sleepers(pthread_t *t, unsigned n)
 		pid_t tid;
 
 		assert_true(tu_poll((tid = TU_LOAD(&tids[i])) != 0 &&
-				    task_state(tid) == 'S' &&
-				    tu_is_futex_call(blocked_in(tid))));
+				    tu_task_state(tid) == 'S' &&
+				    (tu_task_syscall(tid) == -1 ||
+				     tu_is_futex_call(tu_task_syscall(tid)))));
 	}
 }
 
@@ -143,7 +105,7 @@ static void assert_sleepers_use(unsigned n, bool waitv)
 	if (getenv("MESON_EXE_WRAPPER"))
 		return;		/* /proc shows the host's numbers */
 	for (unsigned i = 0; i < n; i++) {
-		long nr = blocked_in(TU_LOAD(&tids[i]));
+		long nr = tu_task_syscall(TU_LOAD(&tids[i]));
 
 		if (nr < 0)
 			continue;	/* /proc/.../syscall unreadable */
