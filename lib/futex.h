@@ -122,8 +122,8 @@ static inline long swait_futex_timed(uint32_t *word, int op, uint32_t val,
  * The system call without glibc's syscall() wrapper, on the two ABIs where
  * handoffs are measured (x86-64, AArch64): the kernel's result, -errno on
  * failure, and errno never touched, which spares the wrapper and the errno
- * save and restore around each futex call (about 40 instructions of a
- * blocking handoff's 520: bench/README.md).  Both have 64-bit time_t and
+ * save and restore around each futex call (about 48 instructions per
+ * blocking handoff: bench/README.md).  Both have 64-bit time_t and
  * SYS_futex, so a struct timespec is the kernel's own.  A cancellation
  * signal that lands in it unwinds as from syscall(): the library's cleanup
  * is the setjmp form, which needs no unwind tables (lib/meson.build).

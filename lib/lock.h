@@ -107,8 +107,10 @@ static void swait_lock_slow(uint32_t *word)
  * acquire in swait_lock()/swait_lock_slow()).  The word is not touched after
  * it; the FUTEX_WAKE that may follow is a system call on the address, which
  * is harmless even if the head has been freed meanwhile (see futex.h).
+ * swait_unlock_release() is the exchange alone, for a caller that keeps
+ * the rare FUTEX_WAKE out of line: it returns whether a locker parks and
+ * must be woken.
  */
-/* swait_unlock()'s release: whether a locker parks and must be woken. */
 static inline bool swait_unlock_release(uint32_t *word)
 {
 	return __atomic_exchange_n(word, SWAIT_UNLOCKED, __ATOMIC_RELEASE) ==
