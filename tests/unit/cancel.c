@@ -310,6 +310,46 @@ static void test_cancel_passes_wake_on(void **state)
 	assert_true(tu_child_ok(&res, "cancel pass-on"));
 }
 
+/*
+ * In the child: a cancel that is pending when a queued, unwoken W1 calls
+ * swait_sleep() is acted on there (the sleep opens its asynchronous
+ * window, which acts on a pending cancel: no separate testcancel), and the
+ * cleanup leaves the head empty.
+ */
+static void pending_before_sleep(void *arg)
+{
+	void *ret;
+
+	(void)arg;
+	memset(&po, 0, sizeof(po));
+	po.cancel = true;
+	tu_watchdog("cancel pending before the sleep");
+	swait_head_init(&head);
+	tu_check(pthread_barrier_init(&po.barrier, NULL, 2) == 0);
+
+	tu_test_phase("W1 queued, a cancel pending, then it sleeps");
+	tu_check(pthread_create(&po.w1, NULL, pass_w1_main, NULL) == 0);
+	tu_check(tu_poll(TU_LOAD(&po.w1_prepared)));
+	tu_check(pthread_cancel(po.w1) == 0);
+	pthread_barrier_wait(&po.barrier);
+	tu_check(pthread_join(po.w1, &ret) == 0);
+	tu_check(ret == PTHREAD_CANCELED);
+	tu_check(!TU_LOAD(&po.w1_returned));
+	tu_check(!swait_active(&head));
+	tu_check(swait_head_destroy(&head) == 0);
+	pthread_barrier_destroy(&po.barrier);
+}
+
+static void test_cancel_pending_before_sleep(void **state)
+{
+	struct tu_child res;
+
+	(void)state;
+	assert_int_equal(tu_run_child(pending_before_sleep, NULL,
+				      CHILD_SECONDS, &res), 0);
+	assert_true(tu_child_ok(&res, "cancel pending before the sleep"));
+}
+
 static void test_finish_passes_wake_on(void **state)
 {
 	struct tu_child res;
@@ -328,6 +368,7 @@ int main(void)
 		cmocka_unit_test(test_cancel_keeps_queue),
 		cmocka_unit_test(test_cancel_passes_wake_on),
 		cmocka_unit_test(test_finish_passes_wake_on),
+		cmocka_unit_test(test_cancel_pending_before_sleep),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
