@@ -105,7 +105,9 @@
  * NOT MODELLED: the lock's internals (lib/lock.h: CAS fast path, bounded
  * spin, CONTENDED and FUTEX_WAIT parking, the PI lock): the head lock is an
  * atomic test-and-set that blocks while held, and a release.  head->walks
- * (the walkers count, quiesce, destroy's EBUSY).  Cancellation (its cleanup
+ * beyond its changes (the walkers count, quiesce, destroy's EBUSY, the PI
+ * and BCAST bits): its value is walksv, which each walk's start and end
+ * change.  Cancellation (its cleanup
  * is swait_finish, which is modelled).  swait_prepare's "keep place" branch
  * is modelled but unreachable from swait_event_generic.  The swait_check
  * debug checks (magic tag, head) are the where[] assertions.
@@ -115,25 +117,34 @@
  *  acquire()/release()     swait_head_lock/unlock (lib/headlock.c) ->
  *   UNLOCK()               swait_lock (lib/lock.h)
  *                          "__atomic_compare_exchange_n(word, &expected,",
- *                          swait_unlock "__atomic_exchange_n(word,
+ *                          swait_unlock_release "__atomic_exchange_n(word,
  *                          SWAIT_UNLOCKED"
  *  waiter, label again     swait_event_generic (include/swait.h): "if
  *                          (swait_r_ == 0 && !(cond))",
  *                          "SWAIT_WAITER_INITIALIZER": fast check, new frame
- *  label prepare           swait_prepare (lib/swait.c): lock; "if (s ==
- *                          SWAIT_QUEUED || s == SWAIT_SLEEPING)" keep place;
+ *  label prepare           swait_prepare (lib/swait.c): lock; "if
+ *                          (swait_state_queued(s))" keep place;
  *                          "list_add_tail(&h->list, &w->link)", store
  *                          QUEUED; unlock; O1
  *                          "__atomic_thread_fence(__ATOMIC_SEQ_CST)"
  *  CONSUME after prepare   swait_event_generic "if (cond) break;"
- *  announce step           sleep_announced: "__atomic_compare_exchange_n(
- *                          &w->state, &s, SWAIT_SLEEPING, false,"; "if (s
- *                          != SWAIT_SLEEPING) goto woken;"
- *  label futexwait         "err = swait_futex_wait(&w->state,
+ *  announce step, sv       sleep_announced: "uint32_t sleeping =
+ *                          swait_waitv_usable(h)"; "__atomic_compare_
+ *                          exchange_n(&w->state, &s, sleeping, false,";
+ *                          "if (!swait_state_sleeping(s))" ... "goto
+ *                          woken;"
+ *  label futexwait         sleep_once: "return swait_futex_waitv(&h->walks,
+ *                          &w->state," (lib/futex.h: "v[0].val =
+ *                          __atomic_load_n(bcast," is v = walksv; the
+ *                          kernel's words in order are the two steps)
+ *  ENOSYS step (WAITV 2)   "if (err == ENOSYS) {" CAS SLEEPING_V ->
+ *                          SLEEPING
+ *  label eagain            EAGAIN: "if (s != sleeping) goto woken;", loop
+ *  label futexwait1        sleep_once: "return swait_futex_wait(&w->state,
  *                          SWAIT_SLEEPING,"
- *  FUTEX_WAIT return step  "s = load_acquire(&w->state);" "if (s !=
- *                          SWAIT_SLEEPING) goto woken;"
- *  retract step            "if (err == ETIMEDOUT ||" ... CAS SLEEPING ->
+ *  label returned          "s = load_acquire(&w->state);" "if (s !=
+ *                          sleeping) goto woken;"
+ *  retract step            "if (err == ETIMEDOUT ||" ... CAS sleeping ->
  *                          QUEUED, "return err;" / "goto woken;"
  *  WOKEN()                 "woken:" "store_relaxed(&w->state, SWAIT_IDLE);"
  *  label rewoken           swait_event_generic "if (swait_r_ != 0) break;",
@@ -152,14 +163,20 @@
  *                          swait_wake_one_locked; unlock;
  *                          "swait_futex_wake(word, 1);"
  *  DEQ(), FLIP(),          dequeue_and_flip: "list_del(w);"; "old =
- *   FLIP_UNLOCK()          __atomic_exchange_n(&w->state, how,"; "return
- *                          old == SWAIT_SLEEPING"
- *  wake_all()              swait_wake_all: fence, peek, lock;
- *                          swait_wake_all_and_unlock: empty -> unlock;
- *                          "list_splice_init(&h->list, &batch);"; loop:
- *                          dequeue_and_flip WOKEN_ALL, "last = batch.next
- *                          == &batch;", unlock, FUTEX_WAKE, "if (last)",
- *                          lock, "if (batch.next == &batch)" -> unlock
+ *   FLIP_UNLOCK()          __atomic_exchange_n(&w->state, how,"; "if (old
+ *                          == SWAIT_SLEEPING_V && by_walks)"; "return
+ *                          swait_state_sleeping(old)"
+ *  wake_all(), walksv++,   swait_wake_all: fence, peek, lock;
+ *   WALK_END,              swait_wake_all_and_unlock: empty -> unlock;
+ *   WALK_WAKE_WORD(), bw   "list_splice_init(&h->list, &batch);", walks
+ *                          + 1; loop: dequeue_and_flip WOKEN_ALL (by_walks
+ *                          is bw), "last = batch.next == &batch;",
+ *                          walk_done() (the generation: WALK_END) when
+ *                          last, unlock, FUTEX_WAKE, "if (last)", lock,
+ *                          "if (batch.next == &batch)" -> walk_done,
+ *                          unlock
+ *  WALKS_WAKE()            "if (quiesced || by_walks)"
+ *                          "swait_futex_wake(&h->walks, INT_MAX);"
  *  list_* inlines          lib/list.h: list_empty, list_add_tail, list_del,
  *                          list_splice_init
  *
