@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * no-waitv PROGRAM [ARGS...] - run PROGRAM on a kernel without futex_waitv.
+ * no-waitv [--eperm] PROGRAM [ARGS...] - run PROGRAM on a kernel without
+ * futex_waitv.
  *
  * lib/swait.c's wake_all makes one system call for all its sleepers where
  * the kernel has futex_waitv() (Linux 5.16), and falls back to one
@@ -9,7 +10,9 @@
  * It installs a seccomp filter that answers futex_waitv with ENOSYS, as an
  * older kernel does, and then execs PROGRAM: the filter survives execve()
  * (with no_new_privs, which also lets an unprivileged user install it).
- * Every other system call is allowed.
+ * Every other system call is allowed.  With --eperm the filter answers
+ * EPERM instead, as container runtimes' filters answer a call newer than
+ * their profile; the library must fall back the same way.
  *
  * Exit status: PROGRAM's; 1 if the filter cannot be installed, or 77
  * (skipped) under an emulator (MESON_EXE_WRAPPER): qemu-user does not
@@ -40,6 +43,13 @@
 
 int main(int argc, char **argv)
 {
+	int err = ENOSYS;
+
+	if (argc > 1 && strcmp(argv[1], "--eperm") == 0) {
+		err = EPERM;
+		argv++;
+		argc--;
+	}
 #if defined(SYS_futex_waitv) && defined(ARCH)
 	struct sock_filter f[] = {
 		/* Another ABI's numbers mean other calls: allow them. */
@@ -50,7 +60,8 @@ int main(int argc, char **argv)
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 			 offsetof(struct seccomp_data, nr)),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_futex_waitv, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+		BPF_STMT(BPF_RET | BPF_K,
+			 SECCOMP_RET_ERRNO | (unsigned)(err & SECCOMP_RET_DATA)),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
 	struct sock_fprog prog = {
@@ -60,7 +71,7 @@ int main(int argc, char **argv)
 #endif
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: no-waitv PROGRAM [ARGS...]\n");
+		fprintf(stderr, "usage: no-waitv [--eperm] PROGRAM [ARGS...]\n");
 		return 2;
 	}
 	if (getenv("MESON_EXE_WRAPPER")) {
@@ -76,7 +87,7 @@ int main(int argc, char **argv)
 	}
 	/* Prove the filter is in place before handing over. */
 	if (syscall(SYS_futex_waitv, NULL, 0, 0, NULL, 0) != -1 ||
-	    errno != ENOSYS) {
+	    errno != err) {
 		fprintf(stderr, "no-waitv: futex_waitv still answers\n");
 		return 1;
 	}

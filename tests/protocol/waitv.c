@@ -16,11 +16,13 @@
  * Also: wake_one stays targeted (one FUTEX_WAKE of the chosen waiter's own
  * word, the other sleepers stay asleep), a PI head works the same, a walk
  * that found one sleeper teaches the head nothing, and a sleeper in
- * futex_waitv() still times out on both clocks.
+ * futex_waitv() still times out on both clocks and takes signals as a
+ * sleeper in FUTEX_WAIT does.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -247,6 +249,71 @@ static void wake_one_targeted(void **state)
 	tu_watchdog_disarm();
 }
 
+static unsigned sig_count;
+static int intr_result = -1;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	__atomic_add_fetch(&sig_count, 1, __ATOMIC_RELAXED);
+}
+
+static void *intr_sleeper(void *arg)
+{
+	(void)arg;
+	TU_STORE(&tids[0], tu_gettid());
+	TU_STORE(&intr_result, swait_event_interruptible(&head,
+						 TU_LOAD(&flag) != 0));
+	return NULL;
+}
+
+/*
+ * Signals reach a sleeper in futex_waitv() as they reach one in FUTEX_WAIT:
+ * an interruptible wait ends with EINTR (the handler has no SA_RESTART),
+ * a plain wait ignores the signal and sleeps on until its wake.
+ */
+static void signals_in_waitv(void **state)
+{
+	pthread_t t[1];
+	bool waitv = have_waitv();
+
+	(void)state;
+	tu_watchdog_arm(60, "signals to futex_waitv sleepers", NULL);
+	assert_int_equal(tu_signal_handler(SIGUSR1, on_signal, 0, NULL), 0);
+	setup_head(false);
+	broadcast_round(2, false);	/* W4: now a broadcast head */
+	TU_STORE(&flag, 0);
+
+	/* Interruptible: EINTR, and the head is left empty. */
+	TU_STORE(&tids[0], 0);
+	TU_STORE(&intr_result, -1);
+	assert_int_equal(pthread_create(&t[0], NULL, intr_sleeper, NULL), 0);
+	assert_true(tu_poll(TU_LOAD(&tids[0]) != 0 &&
+			    tu_task_state(TU_LOAD(&tids[0])) == 'S' &&
+			    swait_active(&head)));
+	assert_sleepers_use(1, waitv);
+	assert_int_equal(pthread_kill(t[0], SIGUSR1), 0);
+	assert_int_equal(pthread_join(t[0], NULL), 0);
+	assert_int_equal(TU_LOAD(&intr_result), EINTR);
+	assert_false(swait_active(&head));
+
+	/* Plain: the signal is ignored; only the wake ends the wait. */
+	TU_STORE(&woken_count, 0);
+	start_sleepers(t, 1);
+	assert_sleepers_use(1, waitv);
+	assert_int_equal(pthread_kill(t[0], SIGUSR1), 0);
+	assert_true(tu_poll(__atomic_load_n(&sig_count, __ATOMIC_RELAXED) >= 2));
+	assert_true(tu_poll(tu_task_state(TU_LOAD(&tids[0])) == 'S'));
+	assert_int_equal(TU_LOAD(&woken_count), 0);
+	assert_true(swait_active(&head));
+	TU_STORE(&flag, 1);
+	swait_wake_all(&head);
+	assert_int_equal(pthread_join(t[0], NULL), 0);
+	assert_int_equal(TU_LOAD(&woken_count), 1);
+	teardown_head();
+	tu_watchdog_disarm();
+}
+
 /* A sleeper in futex_waitv() times out, on each clock, and leaves. */
 static void timeout_both_clocks(void **state)
 {
@@ -280,6 +347,7 @@ int main(void)
 		cmocka_unit_test(one_sleeper_teaches_nothing),
 		cmocka_unit_test(wake_one_targeted),
 		cmocka_unit_test(timeout_both_clocks),
+		cmocka_unit_test(signals_in_waitv),
 	};
 
 	TU_SYNC_VAR(head);
