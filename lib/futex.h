@@ -138,6 +138,11 @@ static inline long swait_raw_syscall6(long nr, long a, long b, long c,
 	register long r9 __asm__("r9") = f;
 	long ret;
 
+	/*
+	 * "memory": the compiler may keep no value of a futex word (or of
+	 * anything the kernel reads, such as the deadline) in a register
+	 * across the call; the kernel's own barriers order the rest.
+	 */
 	__asm__ volatile ("syscall"
 			  : "=a"(ret)
 			  : "0"(nr), "D"(a), "S"(b), "d"(c), "r"(r10),
@@ -158,6 +163,7 @@ static inline long swait_raw_syscall6(long nr, long a, long b, long c,
 	register long x4 __asm__("x4") = e;
 	register long x5 __asm__("x5") = f;
 
+	/* "memory": as on x86-64. */
 	__asm__ volatile ("svc 0"
 			  : "+r"(x0)
 			  : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4),
@@ -251,6 +257,10 @@ static inline int swait_futex_waitv(uint32_t *bcast, uint32_t *word,
 	int err = 0;
 
 	memset(v, 0, sizeof(v));
+	/*
+	 * Relaxed: the value orders nothing and W2 does not rest on it; a
+	 * stale one costs an EAGAIN and another try.
+	 */
 	v[0].val = __atomic_load_n(bcast, __ATOMIC_RELAXED);
 	v[0].uaddr = (uintptr_t)bcast;
 	v[0].flags = FUTEX_32 | FUTEX_PRIVATE_FLAG;
