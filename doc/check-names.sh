@@ -7,8 +7,10 @@
 #	docs suite.  Public names: the functions declared at the start of a
 #	line (exported calls and static inline helpers), and the swait_event*
 #	and SWAIT_* macros.  Not pages of their own: the include guard,
-#	SWAIT_NONNULL (an attribute helper) and SWAIT_VERSION_*, which
-#	swait(7) must mention instead.
+#	SWAIT_NONNULL (an attribute helper), SWAIT_MUTEX_ARG_CHECK (the
+#	mutex macros' compile-time argument check, which
+#	swait_event_mutex(3) describes) and SWAIT_VERSION_*, which swait(7)
+#	must mention instead.
 #
 # check-names.sh --mentions HEADER PAGE
 #	Every public name in HEADER (<swait/kernel.h>: its inline functions
@@ -56,6 +58,7 @@ done
 for name in $(functions "$header") $(macros "$header"); do
 	case "$name" in
 	SWAIT_H|SWAIT_NONNULL|swait_final_recheck) continue ;;
+	SWAIT_MUTEX_ARG_CHECK) continue ;;
 	SWAIT_VERSION_*)
 		n=$((n + 1))
 		if [ -z "$overview" ] || ! grep -q "$name" "$overview"; then

@@ -525,7 +525,8 @@ int swait_deadline_after(struct timespec *deadline, clockid_t clock,
  *	Called with mutex (a pthread_mutex_t *) locked by this thread.
  *	Evaluates cond with it held; while cond is false, queues on head,
  *	unlocks mutex, sleeps until a wake, locks mutex again (once per wake)
- *	and evaluates cond again.  Returns with mutex held and cond true.
+ *	and evaluates cond again.  A statement: it ends with mutex held and
+ *	cond true, or not at all (see the statement form below).
  * swait_event_mutex_timeout(head, cond, mutex, clock, deadline)
  *	0, or ETIMEDOUT when the absolute deadline passed with cond still
  *	false; mutex is held on return either way.
@@ -534,11 +535,48 @@ int swait_deadline_after(struct timespec *deadline, clockid_t clock,
  *					   deadline)
  *	As above, and EINTR as for swait_event_interruptible().
  *
- * All return EINVAL for a bad clock, deadline or flags (mutex untouched),
- * and the error of pthread_mutex_unlock() if it fails (EPERM: an
- * error-checking mutex this thread does not hold).  The sleep is a
- * cancellation point; as with pthread_cond_wait(), mutex is locked again
- * before the cancellation cleanup handlers run.
+ * The expression forms also return
+ *   EINVAL	a bad clock, deadline or flags, before cond is evaluated;
+ *		mutex untouched.
+ *   EPERM	pthread_mutex_unlock() failed (an error-checking, recursive
+ *		or robust mutex this thread does not hold); nothing slept,
+ *		mutex is as the caller left it.
+ *   EOWNERDEAD	mutex is robust and its owner died while this thread slept:
+ *		as from pthread_mutex_lock(), this thread holds mutex and the
+ *		state may be inconsistent.  cond was not evaluated after the
+ *		relock.  Repair the state, call pthread_mutex_consistent(),
+ *		then evaluate cond (wait again) before relying on it.  Unlocking
+ *		without pthread_mutex_consistent() makes mutex unrecoverable.
+ *   ENOTRECOVERABLE
+ *		mutex is robust and not recoverable; it is not held.
+ * The relock's error takes precedence over 0, ETIMEDOUT and EINTR from
+ * the sleep, as it does in glibc's pthread_cond_timedwait().
+ *
+ * The statement form, swait_event_mutex(), cannot return an error.  After
+ * EOWNERDEAD or ENOTRECOVERABLE it aborts with a message, in every build:
+ * it cannot keep its promise, and carrying on would run the caller's
+ * critical section on state that a dead thread left half-written.  Wait on
+ * a robust mutex with an expression form.  After any other error (EPERM:
+ * mutex not held) builds with debug checks abort with a message naming the
+ * misuse; other builds end the statement with cond false.
+ *
+ * The sleep is a cancellation point; as with pthread_cond_wait(), mutex is
+ * locked again before the cancellation cleanup handlers run, and that
+ * relock's error cannot be returned.  So, as with glibc's
+ * pthread_cond_wait(), when a robust mutex's owner died the caller's
+ * handlers run holding mutex in the inconsistent state EOWNERDEAD
+ * announces: a handler that unlocks it must call pthread_mutex_consistent()
+ * first (it returns 0 exactly in that case, EINVAL when the mutex is
+ * consistent), or mutex becomes unrecoverable.  After ENOTRECOVERABLE the
+ * handlers run without mutex, and pthread_mutex_unlock() returns EPERM.
+ *
+ * mutex must be a pthread_mutex_t *, and cond must not be one: passing
+ * the mutex where the condition belongs (pthread_cond_wait()'s (cv, m)
+ * order: swait_event_mutex(&h, &m, ready)) is a compile error whose
+ * message says "swait_event_mutex: cond is a pthread_mutex_t *" or
+ * "... mutex is not a pthread_mutex_t *".  C++ checks only mutex (every
+ * swapped call fails that), so that cond stays free to hold a lambda
+ * before C++20.
  *
  * The writer changes the state cond reads with the mutex held, then wakes
  * head.  cond needs no atomics: the mutex orders it, and no wakeup is lost
@@ -551,8 +589,13 @@ int swait_deadline_after(struct timespec *deadline, clockid_t clock,
  */
 #define swait_event_mutex(head, cond, mutex)				\
 	do {								\
-		(void)swait_event_mutex_generic(head, cond, mutex, 0,	\
-						CLOCK_MONOTONIC, 0);	\
+		pthread_mutex_t *swait_sm_ = (mutex);			\
+		int swait_se_;						\
+		SWAIT_MUTEX_ARG_CHECK(cond, mutex);			\
+		swait_se_ = swait_event_mutex_generic(head, cond,	\
+				swait_sm_, 0, CLOCK_MONOTONIC, 0);	\
+		if (swait_se_ != 0)					\
+			swait_event_mutex_failed(swait_sm_, swait_se_);	\
 	} while (0)
 
 #define swait_event_mutex_timeout(head, cond, mutex, clock, deadline)	\
@@ -570,12 +613,60 @@ int swait_deadline_after(struct timespec *deadline, clockid_t clock,
 /*
  * Unlock mutex, swait_sleep(), lock mutex again (also when cancelled).
  * The loop of the macros above; the waiter must be prepared, with mutex
- * held.  Returns swait_sleep()'s value, or pthread_mutex_unlock()'s error
- * without sleeping.
+ * held.  Returns pthread_mutex_unlock()'s error without sleeping (EPERM);
+ * else the relock's error if it failed (EOWNERDEAD: held, inconsistent;
+ * ENOTRECOVERABLE: not held), else swait_sleep()'s value.  Call
+ * swait_finish() afterwards in every case.
  */
 int swait_sleep_mutex(struct swait_head *head, struct swait_waiter *waiter,
 		      pthread_mutex_t *mutex, unsigned flags, clockid_t clock,
 		      const struct timespec *deadline) SWAIT_NONNULL(1, 2, 3);
+
+/*
+ * What swait_event_mutex() (the statement form) calls with a non-zero
+ * result it cannot return: err is EOWNERDEAD or ENOTRECOVERABLE: abort
+ * with a message, in every build; any other err: abort in builds with
+ * debug checks, return otherwise.  0: return.
+ */
+void swait_event_mutex_failed(pthread_mutex_t *mutex, int err);
+
+/*
+ * SWAIT_MUTEX_ARG_CHECK(cond, mutex); a declaration that is a compile
+ * error, with a message saying which, unless mutex is a pthread_mutex_t *
+ * and (in C) cond is not one.  Neither is evaluated.  In C,
+ * __builtin_types_compatible_p ignores top-level qualifiers, and
+ * "1 ? x : x" decays arrays and promotes bit-fields (which __typeof__
+ * refuses); __extension__ lets C99 have C11's _Static_assert.  In C++ the
+ * exact match pthread_mutex_t * wins over the template, which everything
+ * else (0, NULL and nullptr included) picks, and the two return types
+ * differ in size.
+ */
+#ifdef __cplusplus
+extern "C++" {
+template <typename T>
+char (&swait_mutex_arg_check(const T &))[2];
+char (&swait_mutex_arg_check(pthread_mutex_t *))[1];
+}
+#if __cplusplus >= 201103L
+#define SWAIT_MUTEX_ARG_CHECK(cond, mutex)				\
+	static_assert(sizeof(swait_mutex_arg_check(mutex)) == 1,	\
+		      "swait_event_mutex: mutex is not a pthread_mutex_t *" \
+		      " (the order is head, cond, mutex)")
+#else
+#define SWAIT_MUTEX_ARG_CHECK(cond, mutex)				\
+	(void)sizeof(char[sizeof(swait_mutex_arg_check(mutex)) == 1 ? 1 : -1])
+#endif
+#else
+#define SWAIT_MUTEX_ARG_CHECK(cond, mutex)				\
+	__extension__ _Static_assert(!__builtin_types_compatible_p(	\
+		__typeof__(1 ? (cond) : (cond)), pthread_mutex_t *),	\
+		"swait_event_mutex: cond is a pthread_mutex_t *"	\
+		" (the order is head, cond, mutex)");			\
+	__extension__ _Static_assert(__builtin_types_compatible_p(	\
+		__typeof__(1 ? (mutex) : (mutex)), pthread_mutex_t *),	\
+		"swait_event_mutex: mutex is not a pthread_mutex_t *"	\
+		" (the order is head, cond, mutex)")
+#endif
 
 /* The loop every mutex macro expands to; usable directly. */
 #define swait_event_mutex_generic(head, cond, mutex, flags, clock,	\
@@ -586,6 +677,7 @@ int swait_sleep_mutex(struct swait_head *head, struct swait_waiter *waiter,
 		const struct timespec *swait_d_ = (deadline);		\
 		clockid_t swait_c_ = (clock);				\
 		unsigned swait_f_ = (flags);				\
+		SWAIT_MUTEX_ARG_CHECK(cond, mutex);			\
 		int swait_r_ = swait_deadline_valid(swait_c_, swait_d_)	\
 			&& !(swait_f_ & ~SWAIT_INTERRUPTIBLE) ? 0 : EINVAL;	\
 		if (swait_r_ == 0 && !(cond)) {				\
@@ -597,7 +689,10 @@ int swait_sleep_mutex(struct swait_head *head, struct swait_waiter *waiter,
 						&swait_w_, swait_m_,	\
 						swait_f_, swait_c_,	\
 						swait_d_);		\
-				/* One evaluation per wake, held. */	\
+				/* One evaluation per wake, held; none	\
+				 * after EOWNERDEAD (inconsistent	\
+				 * state) or ENOTRECOVERABLE (not	\
+				 * held). */				\
 				if (swait_r_ != 0 || (cond))		\
 					break;				\
 			}						\

@@ -147,3 +147,24 @@ bool tu_child_ok(const struct tu_child *res, const char *what)
 		print_error("%s: child's stderr:\n%s", what, res->out);
 	return false;
 }
+
+bool tu_child_aborted(const struct tu_child *res, const char *const *words)
+{
+	unsigned i;
+
+	if (!WIFSIGNALED(res->status) || WTERMSIG(res->status) != SIGABRT) {
+		if (WIFSIGNALED(res->status))
+			print_error("expected SIGABRT, child got signal %d\n",
+				    WTERMSIG(res->status));
+		else
+			print_error("expected SIGABRT, child exited with %d\n",
+				    WEXITSTATUS(res->status));
+		print_error("child's stderr:\n%s\n", res->out);
+		return false;
+	}
+	for (i = 0; words[i]; i++)
+		if (strstr(res->out, words[i]))
+			return true;
+	print_error("abort message lacks \"%s\":\n%s\n", words[0], res->out);
+	return false;
+}

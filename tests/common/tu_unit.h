@@ -64,6 +64,13 @@ int tu_run_child(void (*fn)(void *), void *arg, unsigned seconds,
  */
 bool tu_child_ok(const struct tu_child *res, const char *what);
 
+/*
+ * Whether the child died of SIGABRT with one of words (NULL-ended) in its
+ * stderr: a death test's verdict.  Prints what it got otherwise.  Use as
+ * assert_true(tu_child_aborted()).
+ */
+bool tu_child_aborted(const struct tu_child *res, const char *const *words);
+
 __attribute__((noreturn))
 void tu_check_failed(const char *what, const char *file, int line);
 

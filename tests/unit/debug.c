@@ -25,31 +25,6 @@
 
 #define CHILD_SECONDS 10
 
-/*
- * Whether the child died of SIGABRT with one of the words (NULL-ended) in
- * its stderr.  Prints what it got otherwise.
- */
-static bool aborted_with(const struct tu_child *res, const char *const *words)
-{
-	unsigned i;
-
-	if (!WIFSIGNALED(res->status) || WTERMSIG(res->status) != SIGABRT) {
-		if (WIFSIGNALED(res->status))
-			print_error("expected SIGABRT, child got signal %d\n",
-				    WTERMSIG(res->status));
-		else
-			print_error("expected SIGABRT, child exited with %d\n",
-				    WEXITSTATUS(res->status));
-		print_error("child's stderr:\n%s\n", res->out);
-		return false;
-	}
-	for (i = 0; words[i]; i++)
-		if (strstr(res->out, words[i]))
-			return true;
-	print_error("abort message lacks \"%s\":\n%s\n", words[0], res->out);
-	return false;
-}
-
 static void expect_death(void (*fn)(void *), void *arg,
 			 const char *const *words)
 {
@@ -58,7 +33,7 @@ static void expect_death(void (*fn)(void *), void *arg,
 	if (!SWAIT_TEST_DEBUG_CHECKS)
 		skip();
 	assert_int_equal(tu_run_child(fn, arg, CHILD_SECONDS, &res), 0);
-	assert_true(aborted_with(&res, words));
+	assert_true(tu_child_aborted(&res, words));
 }
 
 /* The same misuse-free sequence survives: the harness can tell. */

@@ -6,10 +6,20 @@
  * a deadline times out with the mutex held, a cancelled waiter's cleanup
  * handlers run with the mutex held and leave the head empty, a signal
  * ends an interruptible wait with EINTR and the mutex held, and misuse
- * (a mutex not held, bad input) is an error, not a hang.
+ * (a mutex not held, bad input) is an error, not a hang; the statement
+ * form, which cannot return it, aborts in debug builds.
  *
  * The mutex is PTHREAD_MUTEX_ERRORCHECK, so that unlocking it without
  * holding it is an error the macros can return (EPERM).
+ *
+ * Robust mutexes (the "owner died" tests): a helper thread takes the mutex
+ * while the waiter sleeps and exits holding it.  Every expression form and
+ * swait_sleep_mutex() then return EOWNERDEAD with the mutex held, ahead of
+ * the sleep's 0, ETIMEDOUT or EINTR, without evaluating the condition; the
+ * caller makes it consistent and it works again.  ENOTRECOVERABLE returns
+ * with the mutex not held.  A cancelled waiter's cleanup handler runs
+ * holding the inconsistent mutex and can repair it.  The statement form
+ * aborts on EOWNERDEAD in every build.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -17,6 +27,10 @@
 #include <string.h>
 
 #include "tu_unit.h"
+
+#ifndef SWAIT_TEST_DEBUG_CHECKS
+#define SWAIT_TEST_DEBUG_CHECKS 0
+#endif
 
 static struct swait_head head;
 static pthread_mutex_t mutex;
@@ -29,13 +43,18 @@ static int evals_unheld;	/* ... made without the mutex held */
  * other thread holds it then (the writer takes it only while the waiter
  * sleeps).  A trylock, because Helgrind and DRD report a second lock of a
  * held mutex, and a read of glibc's owner field races with its unlock.
+ * EBUSY, or EDEADLK from a robust error-checking mutex (glibc).  Never
+ * called while a robust mutex's owner is dead: the trylock would take it.
  */
 static bool held(void)
 {
-	if (pthread_mutex_trylock(&mutex) == EBUSY)
-		return true;
-	pthread_mutex_unlock(&mutex);
-	return false;
+	int r = pthread_mutex_trylock(&mutex);
+
+	if (r == 0) {
+		pthread_mutex_unlock(&mutex);
+		return false;
+	}
+	return r == EBUSY || r == EDEADLK;
 }
 
 /* The condition: counts itself and whether the mutex was held. */
@@ -297,7 +316,541 @@ static void test_interruptible(void **state)
 	}
 }
 
+/*
+ * The statement form cannot return EPERM (a mutex not held): debug builds
+ * abort naming the misuse; release builds end the statement with the
+ * condition false, nothing queued, the mutex still free.  In a child,
+ * since one outcome is an abort.
+ */
+static void statement_not_held(void *arg)
+{
+	(void)arg;
+	swait_event_mutex(&head, value > 0, &mutex);
+	tu_check(value == 0);
+	tu_check(!swait_active(&head));
+	tu_check(pthread_mutex_trylock(&mutex) == 0);
+}
+
+static void test_statement_not_held(void **state)
+{
+	static const char *const words[] = { "not held by this thread", NULL };
+	struct tu_child res;
+
+	(void)state;
+	/* As in test_errors: these tools report the failed unlock itself. */
+#ifdef __SANITIZE_THREAD__
+	skip();
+#endif
+	if (getenv("SWAIT_UNDER_VALGRIND"))
+		skip();
+	assert_int_equal(tu_run_child(statement_not_held, NULL, 10, &res), 0);
+	if (SWAIT_TEST_DEBUG_CHECKS)
+		assert_true(tu_child_aborted(&res, words));
+	else
+		assert_true(tu_child_ok(&res, "statement form, mutex not held"));
+}
+
+/* ------------------------------------------ robust mutexes: owner died */
+
+/* Whether robust mutexes work here; set by setup_robust(). */
+static const char *robust_skip_why;
+
+/*
+ * Take the mutex and exit holding it: the kernel walks the exiting
+ * thread's robust list and marks the mutex's owner dead.
+ */
+static void *lock_and_exit(void *arg)
+{
+	return (void *)(intptr_t)pthread_mutex_lock(arg);
+}
+
+/*
+ * Robust mutexes need the kernel's robust list; qemu-user answers
+ * set_robust_list with ENOSYS, and then either the init fails with
+ * ENOTSUP or an owner's death is never noticed.  So ask once: a thread
+ * exits holding a probe mutex, and a timed lock must return EOWNERDEAD.
+ */
+static const char *robust_probe(void)
+{
+	static int done;
+	static const char *why;
+	pthread_mutexattr_t a;
+	pthread_mutex_t m;
+	struct timespec dl;
+	pthread_t t;
+	void *res;
+	int r;
+
+	if (done)
+		return why;
+	done = 1;
+#ifdef __SANITIZE_THREAD__
+	/* ThreadSanitizer has no model of an owner dying. */
+	return why = "ThreadSanitizer does not model robust mutexes";
+#endif
+	/* Helgrind and DRD report a thread that exits holding a lock. */
+	if (getenv("SWAIT_UNDER_VALGRIND"))
+		return why = "Valgrind reports the owner's exit with the lock";
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+	r = pthread_mutex_init(&m, &a);
+	pthread_mutexattr_destroy(&a);
+	if (r != 0)
+		return why = "no robust mutexes (pthread_mutex_init failed)";
+	if (pthread_create(&t, NULL, lock_and_exit, &m) != 0 ||
+	    pthread_join(t, &res) != 0 || res != NULL)
+		return why = "the probe thread failed";
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += 2;
+	r = pthread_mutex_timedlock(&m, &dl);
+	if (r != EOWNERDEAD)
+		return why = "the kernel does not mark a dead owner "
+			     "(no robust list: qemu-user?)";
+	pthread_mutex_consistent(&m);
+	pthread_mutex_unlock(&m);
+	pthread_mutex_destroy(&m);
+	return why = NULL;
+}
+
+/* The fixture: the same mutex, made robust (still error-checking). */
+static int setup_robust(void **state)
+{
+	pthread_mutexattr_t a;
+
+	(void)state;
+	robust_skip_why = robust_probe();
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
+	if (!robust_skip_why)
+		pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+	pthread_mutex_init(&mutex, &a);
+	pthread_mutexattr_destroy(&a);
+	swait_head_init(&head);
+	value = evals = evals_unheld = 0;
+	return 0;
+}
+
+static void robust_or_skip(void)
+{
+	if (robust_skip_why) {
+		print_message("skipped: %s\n", robust_skip_why);
+		skip();
+	}
+}
+
+/* How the helper dies, holding the mutex, once the waiter sleeps. */
+enum death {
+	AFTER_WAKE,	/* value++ and a wake_one: the sleep returns 0 */
+	AFTER_SIGNAL,	/* SIGUSR1 to the waiter: EINTR */
+	AT_ONCE,	/* nothing: the sleep times out, or is cancelled */
+};
+
+struct dier {
+	pid_t waiter_tid;
+	pthread_t waiter;
+	enum death how;
+	clockid_t clock;
+	const struct timespec *deadline;	/* AT_ONCE: NULL or one */
+	int lock_r;		/* its pthread_mutex_lock() */
+	bool in_time;		/* AT_ONCE: locked before the deadline */
+};
+
+static void *die_holding(void *arg)
+{
+	struct dier *d = arg;
+
+	if (!tu_wait_asleep(d->waiter_tid, &head))
+		return (void *)1;
+	d->lock_r = pthread_mutex_lock(&mutex);
+	switch (d->how) {
+	case AFTER_WAKE:
+		value++;
+		swait_wake_one(&head);
+		break;
+	case AFTER_SIGNAL:
+		pthread_kill(d->waiter, SIGUSR1);
+		break;
+	case AT_ONCE:
+		d->in_time = d->deadline &&
+			     !tu_reached(d->clock, d->deadline);
+		break;
+	}
+	return NULL;	/* with the mutex held: its owner dies */
+}
+
+/* The waits under test, each with reached(want) as its condition. */
+enum form {
+	TIMEOUT,		/* swait_event_mutex_timeout */
+	INTERRUPTIBLE,		/* swait_event_mutex_interruptible */
+	INTERRUPTIBLE_TIMEOUT,	/* swait_event_mutex_interruptible_timeout */
+	GENERIC,		/* _generic, SWAIT_INTERRUPTIBLE, REALTIME */
+	SLEEP_MUTEX,		/* swait_sleep_mutex() in a loop */
+};
+
+static clockid_t form_clock(enum form f)
+{
+	return f == GENERIC ? CLOCK_REALTIME : CLOCK_MONOTONIC;
+}
+
+static int wait_form(enum form f, int want, const struct timespec *dl)
+{
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+	int r = 0;
+
+	switch (f) {
+	case TIMEOUT:
+		return swait_event_mutex_timeout(&head, reached(want), &mutex,
+						 CLOCK_MONOTONIC, dl);
+	case INTERRUPTIBLE:
+		return swait_event_mutex_interruptible(&head, reached(want),
+						       &mutex);
+	case INTERRUPTIBLE_TIMEOUT:
+		return swait_event_mutex_interruptible_timeout(&head,
+				reached(want), &mutex, CLOCK_MONOTONIC, dl);
+	case GENERIC:
+		return swait_event_mutex_generic(&head, reached(want), &mutex,
+				SWAIT_INTERRUPTIBLE, CLOCK_REALTIME, dl);
+	case SLEEP_MUTEX:
+		/* The condition is checked under the mutex, so it may come
+		 * before the prepare: no writer can change it in between. */
+		while (!reached(want)) {
+			swait_prepare(&head, &w);
+			r = swait_sleep_mutex(&head, &w, &mutex,
+					      SWAIT_INTERRUPTIBLE,
+					      CLOCK_MONOTONIC, dl);
+			if (r != 0)
+				break;
+		}
+		swait_finish(&head, &w);
+		return r;
+	}
+	return -1;
+}
+
+/*
+ * With the mutex held and consistent: one more wait, which a writer that
+ * behaves ends with a wake.
+ */
+static void wait_again(enum form f)
+{
+	struct timespec dl = tu_deadline(form_clock(f), 60LL * 1000000000);
+	struct writer wr = { tu_gettid(), 1, false };
+	int want = value + 1;
+	pthread_t t;
+	void *res;
+
+	assert_int_equal(pthread_create(&t, NULL, writer, &wr), 0);
+	assert_int_equal(wait_form(f, want, &dl), 0);
+	assert_int_equal(value, want);
+	assert_true(held());
+	assert_int_equal(pthread_mutex_unlock(&mutex), 0);
+	assert_int_equal(pthread_join(t, &res), 0);
+	assert_null(res);
+	assert_int_equal(evals_unheld, 0);
+	assert_false(swait_active(&head));
+}
+
+/*
+ * After EOWNERDEAD: this thread holds the mutex (a robust mutex's unlock
+ * is EPERM otherwise) and it is inconsistent (pthread_mutex_consistent()
+ * is EINVAL otherwise).  Repaired, it locks with 0 and serves another
+ * wait, which a well-behaved writer ends.
+ */
+static void repair_and_wait_again(enum form f)
+{
+	assert_int_equal(pthread_mutex_consistent(&mutex), 0);
+	assert_true(held());
+	assert_int_equal(pthread_mutex_unlock(&mutex), 0);
+	assert_int_equal(pthread_mutex_lock(&mutex), 0);
+	wait_again(f);
+}
+
+/*
+ * The owner wakes the waiter and dies: the sleep returned 0, the relock
+ * EOWNERDEAD, and that is what the wait returns, before evaluating the
+ * condition (the state may be half-written).
+ */
+static void owner_died_after_wake(enum form f)
+{
+	struct timespec dl = tu_deadline(form_clock(f), 60LL * 1000000000);
+	struct dier d = { tu_gettid(), pthread_self(), AFTER_WAKE,
+			  CLOCK_MONOTONIC, NULL, -1, false };
+	pthread_t t;
+	void *res;
+
+	robust_or_skip();
+	tu_watchdog("EOWNERDEAD after a wake");
+	assert_int_equal(pthread_create(&t, NULL, die_holding, &d), 0);
+	assert_int_equal(pthread_mutex_lock(&mutex), 0);
+	assert_int_equal(wait_form(f, 1, &dl), EOWNERDEAD);
+	assert_int_equal(evals, 1);	/* before the sleep; none after */
+	assert_int_equal(pthread_join(t, &res), 0);
+	assert_null(res);
+	assert_int_equal(d.lock_r, 0);
+	assert_int_equal(value, 1);	/* what the owner wrote */
+	assert_false(swait_active(&head));
+	repair_and_wait_again(f);
+	tu_watchdog_done();
+}
+
+/* The owner interrupts the waiter and dies: EOWNERDEAD beats EINTR. */
+static void owner_died_after_signal(enum form f)
+{
+	struct timespec dl = tu_deadline(form_clock(f), 60LL * 1000000000);
+	struct dier d = { tu_gettid(), pthread_self(), AFTER_SIGNAL,
+			  CLOCK_MONOTONIC, NULL, -1, false };
+	pthread_t t;
+	void *res;
+
+	robust_or_skip();
+	assert_int_equal(tu_signal_handler(SIGUSR1, on_usr1, 0, NULL), 0);
+	tu_watchdog("EOWNERDEAD after a signal");
+	assert_int_equal(pthread_create(&t, NULL, die_holding, &d), 0);
+	assert_int_equal(pthread_mutex_lock(&mutex), 0);
+	assert_int_equal(wait_form(f, 1, &dl), EOWNERDEAD);
+	assert_int_equal(evals, 1);
+	assert_int_equal(pthread_join(t, &res), 0);
+	assert_null(res);
+	assert_int_equal(d.lock_r, 0);
+	assert_int_equal(value, 0);
+	assert_false(swait_active(&head));
+	repair_and_wait_again(f);
+	tu_watchdog_done();
+}
+
+/*
+ * The owner takes the mutex while the waiter sleeps and dies; nothing
+ * wakes the waiter, so its sleep times out: EOWNERDEAD beats ETIMEDOUT.
+ * That needs the helper to lock before the deadline; if it was slower
+ * (a loaded machine), the waiter may have relocked first and returned
+ * ETIMEDOUT, which proves nothing: repair and try a longer deadline.
+ */
+static void owner_died_before_deadline(enum form f)
+{
+	clockid_t clock = form_clock(f);
+	long long ns = 50 * 1000000LL;
+
+	robust_or_skip();
+	tu_watchdog("EOWNERDEAD after a deadline");
+	for (int attempt = 0;; attempt++, ns *= 4) {
+		struct timespec dl = tu_deadline(clock, ns);
+		struct dier d = { tu_gettid(), pthread_self(), AT_ONCE,
+				  clock, &dl, -1, false };
+		pthread_t t;
+		void *res;
+		int r;
+
+		evals = 0;
+		assert_int_equal(pthread_create(&t, NULL, die_holding, &d),
+				 0);
+		assert_int_equal(pthread_mutex_lock(&mutex), 0);
+		r = wait_form(f, 1, &dl);
+		if (r == EOWNERDEAD) {
+			assert_int_equal(pthread_join(t, &res), 0);
+			assert_null(res);
+			assert_int_equal(d.lock_r, 0);
+			assert_true(tu_reached(clock, &dl));
+			assert_int_equal(evals, 1);
+			assert_false(swait_active(&head));
+			break;
+		}
+		/*
+		 * The helper was late: it waits for the mutex now, or gave
+		 * up when it never saw this thread asleep (res 1).
+		 */
+		assert_int_equal(r, ETIMEDOUT);
+		assert_int_equal(pthread_mutex_unlock(&mutex), 0);
+		assert_int_equal(pthread_join(t, &res), 0);
+		assert_false(d.in_time);
+		assert_true(attempt < 4);
+		if (res == NULL) {
+			assert_int_equal(pthread_mutex_lock(&mutex),
+					 EOWNERDEAD);
+			assert_int_equal(pthread_mutex_consistent(&mutex), 0);
+			assert_int_equal(pthread_mutex_unlock(&mutex), 0);
+		}
+	}
+	repair_and_wait_again(f);
+	tu_watchdog_done();
+}
+
+#define FORM_TEST(name, run, form)					\
+	static void name(void **state)					\
+	{								\
+		(void)state;						\
+		run(form);						\
+	}
+
+FORM_TEST(test_owner_died_timeout, owner_died_after_wake, TIMEOUT)
+FORM_TEST(test_owner_died_interruptible, owner_died_after_wake,
+	  INTERRUPTIBLE)
+FORM_TEST(test_owner_died_interruptible_timeout, owner_died_after_wake,
+	  INTERRUPTIBLE_TIMEOUT)
+FORM_TEST(test_owner_died_generic, owner_died_after_wake, GENERIC)
+FORM_TEST(test_owner_died_sleep_mutex, owner_died_after_wake, SLEEP_MUTEX)
+FORM_TEST(test_owner_died_beats_eintr_interruptible,
+	  owner_died_after_signal, INTERRUPTIBLE)
+FORM_TEST(test_owner_died_beats_eintr_interruptible_timeout,
+	  owner_died_after_signal, INTERRUPTIBLE_TIMEOUT)
+FORM_TEST(test_owner_died_beats_eintr_generic, owner_died_after_signal,
+	  GENERIC)
+FORM_TEST(test_owner_died_beats_eintr_sleep_mutex, owner_died_after_signal,
+	  SLEEP_MUTEX)
+FORM_TEST(test_owner_died_beats_etimedout_timeout,
+	  owner_died_before_deadline, TIMEOUT)
+FORM_TEST(test_owner_died_beats_etimedout_generic,
+	  owner_died_before_deadline, GENERIC)
+FORM_TEST(test_owner_died_beats_etimedout_sleep_mutex,
+	  owner_died_before_deadline, SLEEP_MUTEX)
+
+/*
+ * A mutex made unrecoverable while the waiter slept (an owner died and
+ * the next owner unlocked it unrepaired): ENOTRECOVERABLE, not held.
+ */
+static void *spoil(void *arg)
+{
+	struct dier *d = arg;
+	pthread_t t;
+	void *res;
+
+	if (!tu_wait_asleep(d->waiter_tid, &head))
+		return (void *)1;
+	if (pthread_create(&t, NULL, lock_and_exit, &mutex) != 0 ||
+	    pthread_join(t, &res) != 0 || res != NULL)
+		return (void *)2;
+	d->lock_r = pthread_mutex_lock(&mutex);		/* EOWNERDEAD */
+	if (pthread_mutex_unlock(&mutex) != 0)		/* unrepaired */
+		return (void *)3;
+	swait_wake_one(&head);
+	return NULL;
+}
+
+static void test_not_recoverable(void **state)
+{
+	struct timespec dl = tu_deadline(CLOCK_MONOTONIC, 60LL * 1000000000);
+	struct dier d = { tu_gettid(), pthread_self(), AT_ONCE,
+			  CLOCK_MONOTONIC, NULL, -1, false };
+	pthread_t t;
+	void *res;
+
+	(void)state;
+	robust_or_skip();
+	tu_watchdog("ENOTRECOVERABLE");
+	assert_int_equal(pthread_create(&t, NULL, spoil, &d), 0);
+	assert_int_equal(pthread_mutex_lock(&mutex), 0);
+	assert_int_equal(wait_form(TIMEOUT, 1, &dl), ENOTRECOVERABLE);
+	assert_int_equal(pthread_join(t, &res), 0);
+	tu_watchdog_done();
+	assert_null(res);
+	assert_int_equal(d.lock_r, EOWNERDEAD);
+	assert_int_equal(evals, 1);
+	assert_false(swait_active(&head));
+	/* Not held: a robust mutex's unlock says so. */
+	assert_int_equal(pthread_mutex_unlock(&mutex), EPERM);
+	assert_int_equal(pthread_mutex_lock(&mutex), ENOTRECOVERABLE);
+}
+
+/*
+ * Cancellation cannot return EOWNERDEAD: the relock in the cleanup runs
+ * before the waiter's own handler, which finds the mutex held and
+ * inconsistent, repairs it (pthread_mutex_consistent() returns 0 only for
+ * an inconsistent mutex) and unlocks it (0 only if this thread held it).
+ * Afterwards it is free and consistent and serves another wait.
+ */
+struct robust_cancel {
+	pid_t tid;
+	int consistent_r, unlock_r;
+};
+
+static void repair(void *arg)
+{
+	struct robust_cancel *c = arg;
+
+	c->consistent_r = pthread_mutex_consistent(&mutex);
+	c->unlock_r = pthread_mutex_unlock(&mutex);
+}
+
+static void *cancelled_robust_waiter(void *arg)
+{
+	struct robust_cancel *c = arg;
+
+	if (pthread_mutex_lock(&mutex) != 0)
+		return (void *)1;
+	TU_STORE(&c->tid, tu_gettid());
+	pthread_cleanup_push(repair, c);
+	swait_event_mutex(&head, value > 0, &mutex);
+	pthread_cleanup_pop(1);
+	return NULL;
+}
+
+static void test_owner_died_cancelled(void **state)
+{
+	struct robust_cancel c = { 0, -1, -1 };
+	struct dier d = { 0, 0, AT_ONCE, CLOCK_MONOTONIC, NULL, -1, false };
+	pthread_t waiter, t;
+	void *res;
+
+	(void)state;
+	robust_or_skip();
+	tu_watchdog("cancelled with the owner dead");
+	assert_int_equal(pthread_create(&waiter, NULL,
+					cancelled_robust_waiter, &c), 0);
+	while (TU_LOAD(&c.tid) == 0)
+		sched_yield();
+	d.waiter_tid = c.tid;
+	d.waiter = waiter;
+	assert_int_equal(pthread_create(&t, NULL, die_holding, &d), 0);
+	assert_int_equal(pthread_join(t, &res), 0);
+	assert_null(res);
+	assert_int_equal(d.lock_r, 0);
+	/* The owner is dead and the waiter still asleep on the head. */
+	assert_true(tu_wait_asleep(c.tid, &head));
+	assert_int_equal(pthread_cancel(waiter), 0);
+	assert_int_equal(pthread_join(waiter, &res), 0);
+	assert_ptr_equal(res, PTHREAD_CANCELED);
+	assert_int_equal(c.consistent_r, 0);
+	assert_int_equal(c.unlock_r, 0);
+	assert_false(swait_active(&head));
+	/* Free and consistent (EINVAL: nothing to repair). */
+	assert_int_equal(pthread_mutex_lock(&mutex), 0);
+	assert_int_equal(pthread_mutex_consistent(&mutex), EINVAL);
+	wait_again(TIMEOUT);
+	tu_watchdog_done();
+}
+
+/*
+ * The statement form meets EOWNERDEAD: it cannot return it, and aborts in
+ * every build, naming the error and the remedy.
+ */
+static void statement_owner_died(void *arg)
+{
+	struct dier d = { tu_gettid(), pthread_self(), AFTER_WAKE,
+			  CLOCK_MONOTONIC, NULL, -1, false };
+	pthread_t t;
+
+	(void)arg;
+	tu_check(pthread_create(&t, NULL, die_holding, &d) == 0);
+	tu_check(pthread_mutex_lock(&mutex) == 0);
+	swait_event_mutex(&head, value > 0, &mutex);
+	tu_check_failed("swait_event_mutex() returned after EOWNERDEAD",
+			__FILE__, __LINE__);
+}
+
+static void test_statement_owner_died(void **state)
+{
+	static const char *const words[] = { "EOWNERDEAD", NULL };
+	struct tu_child res;
+
+	(void)state;
+	robust_or_skip();
+	assert_int_equal(tu_run_child(statement_owner_died, NULL, 10, &res),
+			 0);
+	assert_true(tu_child_aborted(&res, words));
+	assert_non_null(strstr(res.out, "expression form"));
+}
+
 #define WITH_FIXTURE(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
+#define ROBUST(t) cmocka_unit_test_setup_teardown(t, setup_robust, teardown)
 
 int main(void)
 {
@@ -308,6 +861,22 @@ int main(void)
 		WITH_FIXTURE(test_errors),
 		WITH_FIXTURE(test_cancel),
 		WITH_FIXTURE(test_interruptible),
+		WITH_FIXTURE(test_statement_not_held),
+		ROBUST(test_owner_died_timeout),
+		ROBUST(test_owner_died_interruptible),
+		ROBUST(test_owner_died_interruptible_timeout),
+		ROBUST(test_owner_died_generic),
+		ROBUST(test_owner_died_sleep_mutex),
+		ROBUST(test_owner_died_beats_eintr_interruptible),
+		ROBUST(test_owner_died_beats_eintr_interruptible_timeout),
+		ROBUST(test_owner_died_beats_eintr_generic),
+		ROBUST(test_owner_died_beats_eintr_sleep_mutex),
+		ROBUST(test_owner_died_beats_etimedout_timeout),
+		ROBUST(test_owner_died_beats_etimedout_generic),
+		ROBUST(test_owner_died_beats_etimedout_sleep_mutex),
+		ROBUST(test_not_recoverable),
+		ROBUST(test_owner_died_cancelled),
+		ROBUST(test_statement_owner_died),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
