@@ -57,6 +57,7 @@
 #include "headlock.h"
 #include "internal.h"
 #include "list.h"
+#include "queue.h"
 #include "race.h"
 #include "state.h"
 #include "trace.h"

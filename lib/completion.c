@@ -15,17 +15,23 @@
  *    UINT_MAX therefore also waits, under the lock, until no walk is in
  *    progress (swait_quiesce_dropping_lock) before it may return.
  *
+ * Completes posted by signal handlers (lib/headlock.c L2) are performed by
+ * the lock's holder before its release, through complete_sink(), which
+ * adds them to done under the lock: so a waiter that takes the lock sees
+ * them, and the holder's release is its last access.
+ *
  * The lockless "done == 0" peeks are safe without a barrier: a waiter that
  * peeks after its prepare either sees the count, or the completer's critical
  * section (which writes the count) comes after the prepare's and finds the
- * waiter queued.
+ * waiter queued.  A complete posted to a holder and not yet performed is
+ * not in done yet; the peek looks at the lock word for it too, so that
+ * swait_completion_done() is true once swait_complete() has returned.
  */
 #include <limits.h>
+#include <stddef.h>
 
 #include "annotate.h"
 #include "check.h"
-#include "completion.h"
-#include "defer.h"
 #include "headlock.h"
 #include "internal.h"
 #include "queue.h"
@@ -56,59 +62,40 @@ SWAIT_EXPORT void swait_completion_reinit(struct swait_completion *c)
 	set_done(c, 0);
 }
 
-void swait_complete_n(struct swait_completion *c, swait_posted_t n)
+static inline struct swait_completion *completion_of(struct swait_head *h)
 {
-	while (n > 0) {
-		uint32_t *word = NULL;
-
-		swait_head_lock(&c->wait);
-		if (!swait_active(&c->wait)) {
-			/* Nobody to wake: post the rest at once. */
-			if (c->done != UINT_MAX)
-				set_done(c, n >= UINT_MAX - c->done ? UINT_MAX :
-					 c->done + (unsigned int)n);
-			n = 0;
-		} else {
-			if (c->done != UINT_MAX)	/* as the kernel's */
-				set_done(c, c->done + 1);
-			word = swait_wake_one_locked(&c->wait);
-			n--;
-		}
-		/* With n == 0, the last access to *c (see the top). */
-		swait_head_unlock(&c->wait);
-		if (word)
-			swait_wake_word(word);
-	}
+	return (struct swait_completion *)(void *)
+		((char *)h - offsetof(struct swait_completion, wait));
 }
 
-static void complete_now(void *arg)
+/* Lock held: n events posted, or all of them (queue.h's sink). */
+static void complete_sink(struct swait_head *h, uint32_t n, bool all)
 {
-	swait_complete_n(arg, 1);
+	struct swait_completion *c = completion_of(h);
+	unsigned int d = c->done;
+
+	if (all)
+		set_done(c, UINT_MAX);
+	else if (d != UINT_MAX)	/* saturates, as the kernel's */
+		set_done(c, n >= UINT_MAX - d ? UINT_MAX : d + n);
+}
+
+__attribute__((constructor))
+static void register_sink(void)
+{
+	__atomic_store_n(&swait_complete_sink, complete_sink,
+			 __ATOMIC_RELAXED);
 }
 
 SWAIT_EXPORT void swait_complete(struct swait_completion *c)
 {
-	/* A handler on this thread: S1, C1 (lib/defer.c). */
-	if (swait_from_handler(&c->wait, POST_COMPLETE, complete_now, c))
-		return;
-	complete_now(c);
-}
-
-static void complete_all_now(void *arg)
-{
-	struct swait_completion *c = arg;
-
-	swait_head_lock(&c->wait);
-	set_done(c, UINT_MAX);
-	swait_wake_all_and_unlock(&c->wait);	/* returns unlocked */
+	/* No empty-head peek: the count changes whoever waits. */
+	swait_wake_call(&c->wait, SWAIT_POST_COMPLETE);
 }
 
 SWAIT_EXPORT void swait_complete_all(struct swait_completion *c)
 {
-	if (swait_from_handler(&c->wait, POST_COMPLETE_ALL, complete_all_now,
-			       c))
-		return;		/* S1, C1 */
-	complete_all_now(c);
+	swait_wake_call(&c->wait, SWAIT_POST_COMPLETE_ALL);
 }
 
 /*
@@ -121,7 +108,7 @@ static bool check_done(struct swait_completion *c, bool consume)
 {
 	unsigned int d;
 
-	if (peek_done(c) == 0)
+	if (peek_done(c) == 0 && !swait_head_posted(&c->wait))
 		return false;
 	swait_head_lock(&c->wait);
 	d = c->done;

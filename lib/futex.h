@@ -228,12 +228,13 @@ static inline int swait_futex_wait(uint32_t *word, uint32_t expected,
 }
 
 /*
- * futex_waitv() (Linux 5.16): sleep while *bcast == its value read here and
- * *word == expected, until a FUTEX_WAKE on either word, a signal, or the
- * absolute deadline on clock (NULL: none).  Returns 0 (woken through either
- * word, possibly spuriously), EAGAIN (a word differed on entry), ETIMEDOUT,
- * EINTR, or ENOSYS where the kernel lacks the call (or a seccomp filter
- * refuses it with EPERM); the caller remembers that (lib/swait.c, W3).
+ * futex_waitv() (Linux 5.16): sleep while *bcast == bcast_val and *word ==
+ * expected, until a FUTEX_WAKE on either word, a signal, or the absolute
+ * deadline on clock (NULL: none).  Returns 0 (woken through either word,
+ * possibly spuriously), EAGAIN (a word differed on entry), ETIMEDOUT,
+ * EINTR, EFAULT (bcast unmapped), or ENOSYS where the kernel lacks the
+ * call (or a seccomp filter refuses it with EPERM); the caller remembers
+ * that (lib/swait.c, W3).
  *
  * bcast comes first in the vector on purpose.  The kernel takes the words
  * in order, each under its hash bucket's lock: queue, then compare.  So the
@@ -244,8 +245,9 @@ static inline int swait_futex_wait(uint32_t *word, uint32_t expected,
  * The timeout is always the kernel's 64-bit timespec, on every ABI, so no
  * clamping; a negative tv_sec (long past) is passed as the epoch.
  */
-static inline int swait_futex_waitv(uint32_t *bcast, uint32_t *word,
-				    uint32_t expected, clockid_t clock,
+static inline int swait_futex_waitv(uint32_t *bcast, uint32_t bcast_val,
+				    uint32_t *word, uint32_t expected,
+				    clockid_t clock,
 				    const struct timespec *deadline)
 {
 #if defined(SYS_futex_waitv) && defined(FUTEX_32)
@@ -258,10 +260,11 @@ static inline int swait_futex_waitv(uint32_t *bcast, uint32_t *word,
 
 	memset(v, 0, sizeof(v));
 	/*
-	 * Relaxed: the value orders nothing and W2 does not rest on it; a
-	 * stale one costs an EAGAIN and another try.
+	 * The caller's value, never read here: *bcast belongs to a head that
+	 * may be freed once the caller is woken (lib/swait.c W4).  W2 does
+	 * not rest on it; a stale one costs an EAGAIN.
 	 */
-	v[0].val = __atomic_load_n(bcast, __ATOMIC_RELAXED);
+	v[0].val = bcast_val;
 	v[0].uaddr = (uintptr_t)bcast;
 	v[0].flags = FUTEX_32 | FUTEX_PRIVATE_FLAG;
 	v[1].val = expected;
@@ -291,14 +294,20 @@ static inline int swait_futex_waitv(uint32_t *bcast, uint32_t *word,
 	 * EPERM: a seccomp filter that predates the call (container runtimes
 	 * answer unknown system calls so).  Either way, today's path works.
 	 */
+	/*
+	 * EFAULT: the head's walks word is unmapped: its head was destroyed
+	 * and freed after a walk woke the caller, which then finds itself
+	 * woken (lib/swait.c W3).
+	 */
 	if (err == EPERM)
 		err = ENOSYS;
 	else if (err != 0 && err != EAGAIN && err != ETIMEDOUT &&
-		 err != EINTR && err != ENOSYS)
+		 err != EINTR && err != ENOSYS && err != EFAULT)
 		swait_fatal_errno("futex_waitv", err, __FILE__, __LINE__);
 	return err;
 #else
 	(void)bcast;
+	(void)bcast_val;
 	(void)word;
 	(void)expected;
 	(void)clock;

@@ -1,31 +1,76 @@
 // SPDX-License-Identifier: MIT
 /*
- * headlock.c - a head's lock as the protocol takes it: the lock word
- * (lib/lock.h: spin-then-park, or a PI futex on a PI head), wrapped in the
- * held-heads stack that signal handlers read (lib/defer.c, S1-S5), and the
- * cached thread id the PI lock needs.
+ * headlock.c - a hold of a head's lock, and the wakes posted to it: the
+ * rules that let a signal handler wake any head at any time without
+ * waiting and without losing anything.  Read lib/lock.h for the words.
  *
- * THE HELD-HEADS STACK
+ * WHY POSTING
  *
- * Every thread keeps a small stack of the heads it is locking (swait_tls,
- * thread-local): an entry is pushed before the lock is attempted and popped
- * after it is released; a stack because a handler may lock another head
- * and be interrupted in turn.  The rules it keeps, checked with the rest of
- * S1-S5 by tests/model/sig.pml:
+ * The four wakes may run in a signal handler (swait.h, Signals).  A handler
+ * that interrupted its own thread inside a hold of head A and waits for A
+ * waits for itself; two threads whose handlers each wait for a head the
+ * other holds wait for each other.  So a wake made while its thread takes
+ * or holds a lock never waits for a lock: if the head it wants is free it
+ * takes it, and if it is held (by its own thread, another thread, or a
+ * handler) it adds itself to the head and returns.  The holder, whoever it
+ * is, cannot finish releasing while anything is posted: it performs the
+ * posted calls first.  The posts live in the head, not in any thread, so
+ * nothing is reserved, nothing nests wrong and nothing fills up.
  *
- *  H1. An entry is reserved (the depth) before it is filled, so a handler
- *      that runs in between pushes above it instead of overwriting it (the
- *      model's mutant sig_fill_first is the bug this prevents).
- *  H2. The release is: unlock the word, close the entry (head = NULL), read
- *      its pending set, pop (S2).  A handler runs atomically with respect
- *      to the thread it interrupts, so its post lands before the close (and
- *      the read sees it) or after (and it finds no open entry and wakes by
- *      itself).  Popping before the read would lose a post between the two
- *      (mutant sig_pop_first).
- *  H3. The holder's side needs no read-modify-write: every access to the
- *      stack is by this thread or a handler on it, so compiler-only signal
- *      fences order them; posts from nested handlers race with each other
- *      and use a CAS (lib/defer.c, S3).
+ * RULES (tests/model/post.pml checks L1-L5 with nested handlers at every
+ * step, two threads whose handlers wake each other's heads, and destroy)
+ *
+ *  L1. A thread counts the holds it is taking or in (swait_tls.depth): +1
+ *      before it tries a lock, -1 after the release that ends the hold.  A
+ *      handler that finds depth > 0 interrupted a hold of its own thread
+ *      (the library takes one lock at a time: every critical section locks
+ *      one head), and it is the only caller that can find that.
+ *  L2. A wake at depth > 0 never waits (swait_head_lock_or_post()): one
+ *      CAS takes the lock if it is free, or adds the call to the posted
+ *      set if it is held.  Ordinary head: the posted set is in the lock
+ *      word itself, so "post if held" and "take if free" are one CAS on one
+ *      word and cannot both fail.  PI head: in the walks word, beside the
+ *      count of threads taking, holding or leaving the lock (REFS, L7).
+ *  L3. A release succeeds only with nothing posted: ordinary head, the
+ *      final CAS expects the posted bits clear and clears HELD; PI head,
+ *      the last of REFS to leave finds the set empty (L7).  A release that
+ *      finds posts takes them (a CAS, so none is taken twice or dropped)
+ *      and performs them under the lock it still holds, then tries again.
+ *      So every post is performed before the hold it was posted to ends,
+ *      and the final successful release is the holder's last access to the
+ *      head: a post's effects are on the head before anyone can take the
+ *      lock after it (destroy, a completion's done check).
+ *  L4. A hold may wait for a lock (spin, park, FUTEX_LOCK_PI) only at
+ *      depth 1.  A thread that waits therefore holds no lock, and no
+ *      handler ever waits while its thread holds one: no cycle of waits
+ *      can form, among any threads and handlers, on either kind of head.
+ *  L5. A wake_all walk drops the lock between its steps (lib/swait.c I5)
+ *      only at depth 1; inside a handler at depth > 1 it walks in one
+ *      hold, because taking the lock again could wait (L4).  Between two
+ *      steps the walk is still counted on the head (the walks count, or
+ *      REFS), which licenses its next lock and makes destroy wait.
+ *  L6. Counts saturate safely: more than 15 posted wake_ones become a
+ *      wake_all (spurious wakeups are allowed); posted completes count to
+ *      16,777,215 per hold, and a handler that would overflow the count
+ *      waits for the holder to take the set (the one bound left; swait(7),
+ *      Limits, says what it takes to reach it).
+ *  L7. PI head.  The lock word belongs to the kernel (owner's tid), so the
+ *      posted set lives in the walks word with REFS, the number of threads
+ *      taking, holding or leaving the lock (or walking).  A taker adds
+ *      itself to REFS before FUTEX_LOCK_PI; a leaver unlocks the PI word
+ *      and then removes itself with a CAS that sees the posted set: if it
+ *      is the last (REFS 1) and something was posted after its unlock, it
+ *      takes the set and the lock again and performs it.  A post is made
+ *      only while REFS > 0, so some counted thread's release sees it; a
+ *      wake at depth > 0 that finds REFS 0 counts itself and takes the
+ *      free lock, or, if a newcomer took it first, hands its call to the
+ *      newcomer's REFS and leaves.  Completions are never PI heads, so a
+ *      PI head carries only wake_ones (63, then wake_all) and wake_all.
+ *
+ * Ordering.  A post is a release CAS and the holder takes the set with an
+ * acquire CAS, so what a handler wrote before its wake (the condition) is
+ * visible to the holder that performs it, and through the flip's release
+ * (lib/swait.c O3) to the woken waiter.
  *
  * FORK
  *
@@ -44,7 +89,6 @@
 #include "annotate.h"
 #include "check.h"
 #include "internal.h"
-#include "defer.h"
 #include "headlock.h"
 #include "list.h"
 #include "lock.h"
@@ -66,6 +110,23 @@ uint32_t *swait_process_stamp = &stamp_fallback;
 
 #if SWAIT_TEST_HOOKS
 void (*swait_hook_head_locked)(struct swait_head *head);
+void (*swait_hook_before_post)(struct swait_head *head);
+unsigned long swait_hook_deferred;
+
+/* A test raises a nested signal here: between a post's load and its CAS. */
+static inline void run_post_hook(struct swait_head *h)
+{
+	void (*hook)(struct swait_head *) = __atomic_load_n(
+		&swait_hook_before_post, __ATOMIC_ACQUIRE);
+
+	if (hook)
+		hook(h);
+}
+#else
+static inline void run_post_hook(struct swait_head *h)
+{
+	(void)h;
+}
 #endif
 
 /*
@@ -129,103 +190,134 @@ static void swait_init_library(void)
 			 __ATOMIC_RELAXED);
 }
 
-/*
- * Debug builds: this thread already takes or holds h's lock, so the caller
- * is a signal handler that interrupted that hold and made a call that is
- * not async-signal-safe.  It would wait for its own thread forever (or, on
- * a PI head, get EDEADLK); say so instead.
- */
-static void check_not_held(struct swait_head *h, unsigned d)
+/* --------------------------------------------------------- posted sets */
+
+/* The ordinary word's posted bits, decoded (L3). */
+static void decode_word(uint32_t v, struct swait_posted *p)
 {
-	for (unsigned i = 0; i < d; i++)
-		swait_check(__atomic_load_n(&swait_tls.held[i].head,
-					    __ATOMIC_RELAXED) != h,
-			    "a call that is not async-signal-safe was made "
-			    "from a signal handler that interrupted this "
-			    "thread's hold of the same head's lock (only the "
-			    "four wakes may be called there) [head]",
-			    h, NULL, NULL);
-}
-
-static inline void held_push(struct swait_head *h)
-{
-	unsigned d = swait_tls.depth;
-
-	/*
-	 * In every build, not only with the debug checks: past the bound the
-	 * push would write out of bounds.  Reached only by signal handlers
-	 * that lock heads nested SWAIT_HELD_MAX deep (swait(7), Limits).
-	 */
-	if (swait_unlikely(d >= SWAIT_HELD_MAX))
-		swait_fatal("head locks nested too deep: signal handlers that "
-			    "wake are nested more than 8 deep (SWAIT_HELD_MAX) "
-			    "[head, depth]", h, (void *)(uintptr_t)d, NULL);
-	/*
-	 * H1: reserve, then fill.  A handler in between sees a NULL head
-	 * (left by the last pop), so it wakes by itself, which is safe
-	 * because this thread does not hold h's lock yet.
-	 */
-	if (SWAIT_DEBUG_CHECKS)
-		check_not_held(h, d);
-	__atomic_store_n(&swait_tls.depth, d + 1, __ATOMIC_RELAXED);
-	swait_signal_fence();
-	__atomic_store_n(&swait_tls.held[d].pending, 0, __ATOMIC_RELAXED);
-	swait_signal_fence();
-	__atomic_store_n(&swait_tls.held[d].head, h, __ATOMIC_RELAXED);
-	swait_signal_fence();
-}
-
-/* H2, after the unlock: close, read, pop.  Returns the pending set. */
-static inline swait_posted_t held_pop(struct swait_head *h)
-{
-	unsigned d = swait_tls.depth - 1;
-	swait_posted_t pending;
-
-	swait_check(swait_tls.held[d].head == h,
-		    "head lock released out of order [head, innermost held]",
-		    h, swait_tls.held[d].head, NULL);
-	swait_signal_fence();
-	__atomic_store_n(&swait_tls.held[d].head, NULL, __ATOMIC_RELAXED);
-	swait_signal_fence();
-	pending = __atomic_load_n(&swait_tls.held[d].pending, __ATOMIC_RELAXED);
-	swait_signal_fence();
-	__atomic_store_n(&swait_tls.depth, d, __ATOMIC_RELAXED);
-	swait_signal_fence();
-	return pending;
+	p->ones = (v & SWAIT_LOCK_ONE_MASK) / SWAIT_LOCK_ONE;
+	p->completes = (v & SWAIT_LOCK_COMPLETE_MASK) / SWAIT_LOCK_COMPLETE;
+	p->wake_all = (v & SWAIT_LOCK_WAKE_ALL) != 0;
+	p->complete_all = (v & SWAIT_LOCK_COMPLETE_ALL) != 0;
 }
 
 /*
- * The rare ways to take the lock: a PI head's, or a contended one.  Out of
- * line, so that the fast path of swait_head_lock() needs no saved
- * registers of its own (its prologue was a quarter of a handoff's lock
- * cost: bench/README.md).
+ * The ordinary word v with n calls of kind what added (L6).  Returns false
+ * only when n completes would overflow their count.
  */
-__attribute__((noinline, cold))
-static void head_lock_slow(struct swait_head *h)
+static bool add_word(uint32_t v, enum swait_post what, uint32_t n,
+		     uint32_t *out)
 {
-	if (load_relaxed(&h->walks) & SWAIT_WALKS_PI) {
-		swait_pi_lock(&h->lock);
-	} else {
-		swait_trace1(lock_contended, h);
-		swait_lock_slow(&h->lock);
+	uint32_t c;
+
+	switch (what) {
+	case SWAIT_POST_WAKE_ONE:
+		c = (v & SWAIT_LOCK_ONE_MASK) / SWAIT_LOCK_ONE + n;
+		if (c > SWAIT_LOCK_ONE_MASK / SWAIT_LOCK_ONE || (v & SWAIT_LOCK_WAKE_ALL))
+			v = (v & ~SWAIT_LOCK_ONE_MASK) | SWAIT_LOCK_WAKE_ALL;
+		else
+			v = (v & ~SWAIT_LOCK_ONE_MASK) | c * SWAIT_LOCK_ONE;
+		break;
+	case SWAIT_POST_WAKE_ALL:
+		v = (v & ~SWAIT_LOCK_ONE_MASK) | SWAIT_LOCK_WAKE_ALL;
+		break;
+	case SWAIT_POST_COMPLETE:
+		c = (v & SWAIT_LOCK_COMPLETE_MASK) / SWAIT_LOCK_COMPLETE;
+		if (n > SWAIT_LOCK_COMPLETE_MASK / SWAIT_LOCK_COMPLETE - c)
+			return false;
+		v += n * SWAIT_LOCK_COMPLETE;
+		break;
+	case SWAIT_POST_COMPLETE_ALL:
+		v |= SWAIT_LOCK_COMPLETE_ALL;
+		break;
+	}
+	*out = v;
+	return true;
+}
+
+/*
+ * A PI head's walks word: REFS and the posted set (L7).  REFS has 10 bits:
+ * a thread that would take the lock past 1,023 others waits first
+ * (take_ref()); posted completes have 18 bits, and wake_ones one (a second
+ * makes a wake_all).
+ */
+#define PI_ONE		0x80000000u
+#define PI_COMPLETE	0x00000400u
+#define PI_COMPLETE_MASK 0x0ffffc00u
+#define PI_WAKE_ALL	0x10000000u
+#define PI_COMPLETE_ALL	0x20000000u
+#define PI_POSTED	(PI_ONE | PI_COMPLETE_MASK | PI_WAKE_ALL | \
+			 PI_COMPLETE_ALL)
+
+_Static_assert((PI_POSTED & (SWAIT_PI_REFS_MASK | SWAIT_WALKS_PI)) == 0 &&
+	       (SWAIT_PI_REFS_MASK & SWAIT_WALKS_PI) == 0,
+	       "a PI head's posted bits overlap REFS or the PI flag");
+
+static void decode_pi(uint32_t v, struct swait_posted *p)
+{
+	p->ones = (v & PI_ONE) != 0;
+	p->completes = (v & PI_COMPLETE_MASK) / PI_COMPLETE;
+	p->wake_all = (v & PI_WAKE_ALL) != 0;
+	p->complete_all = (v & PI_COMPLETE_ALL) != 0;
+}
+
+/*
+ * The PI walks word v with the set p added (L6).  Returns false only when
+ * the completes would overflow their count.
+ */
+static bool add_pi(uint32_t v, const struct swait_posted *p, uint32_t *out)
+{
+	uint32_t c = (v & PI_COMPLETE_MASK) / PI_COMPLETE;
+	uint32_t ones = p->ones + ((v & PI_ONE) != 0);
+
+	if (p->completes > PI_COMPLETE_MASK / PI_COMPLETE - c)
+		return false;
+	v += p->completes * PI_COMPLETE;
+	if (p->complete_all)
+		v |= PI_COMPLETE_ALL;
+	if (p->wake_all || ones > 1 || (v & PI_WAKE_ALL))
+		v = (v & ~PI_ONE) | PI_WAKE_ALL;
+	else if (ones == 1)
+		v |= PI_ONE;
+	*out = v;
+	return true;
+}
+
+/* L6: a full count empties when its holder next looks, in O(1) steps. */
+static void wait_for_room(void)
+{
+	swait_cpu_relax();
+	sched_yield();
+}
+
+/* L7: count this thread in REFS, waiting while 1,023 others are. */
+static void take_ref(struct swait_head *h)
+{
+	uint32_t v = __atomic_load_n(&h->walks, __ATOMIC_RELAXED);
+
+	for (;;) {
+		if ((v & SWAIT_PI_REFS_MASK) == SWAIT_PI_REFS_MASK) {
+			wait_for_room();
+			v = __atomic_load_n(&h->walks, __ATOMIC_RELAXED);
+			continue;
+		}
+		if (__atomic_compare_exchange_n(&h->walks, &v, v + 1, false,
+				__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			return;
 	}
 }
 
-void swait_head_lock(struct swait_head *h)
+/* ------------------------------------------------------------- taking */
+
+static inline bool is_pi(const struct swait_head *h)
 {
-	/*
-	 * The lock word, walks and list.next (the first 16 bytes) are
-	 * synchronisation words, accessed outside the lock by design.
-	 */
-	swait_ann_sync_word(h, offsetof(struct swait_head, list.prev));
-	held_push(h);
-	/*
-	 * The PI bit never changes after init; the count bits may.  A PI
-	 * head's word is a PI futex, never CASed here: the test comes first.
-	 */
-	if (swait_unlikely((load_relaxed(&h->walks) & SWAIT_WALKS_PI) ||
-			   !swait_trylock(&h->lock)))
-		head_lock_slow(h);
+	/* The PI bit never changes after init; the other bits may. */
+	return (__atomic_load_n(&h->walks, __ATOMIC_RELAXED) &
+		SWAIT_WALKS_PI) != 0;
+}
+
+static inline void run_locked_hook(struct swait_head *h)
+{
 	swait_ann_lock_acquired(h);
 	SWAIT_RACE();	/* a holder preempted inside its critical section */
 #if SWAIT_TEST_HOOKS
@@ -239,33 +331,269 @@ void swait_head_lock(struct swait_head *h)
 #endif
 }
 
+/*
+ * The rare ways to take the lock: a PI head's, or a contended one.  Out of
+ * line, so that the fast path of swait_head_lock() needs no saved
+ * registers of its own (its prologue was a quarter of a handoff's lock
+ * cost: bench/README.md).
+ */
 __attribute__((noinline, cold))
-static void head_unlock_pi(struct swait_head *h)
+static void head_lock_slow(struct swait_head *h)
 {
-	swait_pi_unlock(&h->lock);
+	if (is_pi(h)) {
+		/* L7: counted before the wait, so posts go to us or later. */
+		take_ref(h);
+		swait_pi_lock(&h->lock);
+	} else {
+		swait_trace1(lock_contended, h);
+		swait_lock_slow(&h->lock);
+	}
 }
 
-/* A locker parks on the word: wake one (lib/lock.h, swait_unlock). */
+__attribute__((noinline, cold))
+static void nested_lock(struct swait_head *h)
+{
+	swait_fatal("a call that is not async-signal-safe was made from a "
+		    "signal handler that interrupted a libswait call of the "
+		    "same thread (only the four wakes may be called there) "
+		    "[head]", h, NULL, NULL);
+}
+
+void swait_head_lock(struct swait_head *h)
+{
+	unsigned d = __atomic_load_n(&swait_tls.depth, __ATOMIC_RELAXED);
+
+	/*
+	 * The lock word, walks and list.next (the first 16 bytes) are
+	 * synchronisation words, accessed outside the lock by design.
+	 */
+	swait_ann_sync_word(h, offsetof(struct swait_head, list.prev));
+	/* L1: only a handler can lock at depth > 0, and only to wake. */
+	if (SWAIT_DEBUG_CHECKS && swait_unlikely(d != 0))
+		nested_lock(h);
+	__atomic_store_n(&swait_tls.depth, d + 1, __ATOMIC_RELAXED);
+	swait_signal_fence();
+	if (swait_unlikely(is_pi(h) || !swait_trylock(&h->lock)))
+		head_lock_slow(h);
+	run_locked_hook(h);
+}
+
+/* L2 on a PI head, past REFS 0: counted, take the lock or hand over. */
+static bool pi_take_or_hand_over(struct swait_head *h,
+				 const struct swait_posted *p)
+{
+	for (;;) {
+		uint32_t v, nv;
+
+		if (swait_pi_trylock(&h->lock))
+			return true;
+		/* A newcomer, counted after us, holds it. */
+		v = __atomic_load_n(&h->walks, __ATOMIC_RELAXED);
+		if ((v & SWAIT_PI_REFS_MASK) < 2) {
+			swait_cpu_relax();	/* it left meanwhile: retry */
+			continue;
+		}
+		if (!add_pi(v, p, &nv)) {
+			wait_for_room();
+			continue;
+		}
+		if (__atomic_compare_exchange_n(&h->walks, &v, nv - 1, false,
+				__ATOMIC_RELEASE, __ATOMIC_RELAXED))
+			return false;	/* its REFS performs our calls */
+	}
+}
+
+bool swait_head_lock_or_post(struct swait_head *h, enum swait_post what)
+{
+	unsigned d = __atomic_load_n(&swait_tls.depth, __ATOMIC_RELAXED);
+	uint32_t v, nv;
+
+	swait_ann_sync_word(h, offsetof(struct swait_head, list.prev));
+	if (is_pi(h)) {
+		struct swait_posted p = swait_posted_of(what);
+
+		v = __atomic_load_n(&h->walks, __ATOMIC_RELAXED);
+		for (;;) {
+			run_post_hook(h);
+			if ((v & SWAIT_PI_REFS_MASK) != 0) {
+				if (!add_pi(v, &p, &nv)) {
+					wait_for_room();
+					v = __atomic_load_n(&h->walks,
+							    __ATOMIC_RELAXED);
+					continue;
+				}
+				/* Release: the caller's writes, to the holder. */
+				if (__atomic_compare_exchange_n(&h->walks, &v,
+						nv, false, __ATOMIC_RELEASE,
+						__ATOMIC_RELAXED))
+					goto posted;
+				continue;
+			}
+			if (__atomic_compare_exchange_n(&h->walks, &v, v + 1,
+					false, __ATOMIC_RELAXED,
+					__ATOMIC_RELAXED))
+				break;
+		}
+		__atomic_store_n(&swait_tls.depth, d + 1, __ATOMIC_RELAXED);
+		swait_signal_fence();
+		if (!pi_take_or_hand_over(h, &p)) {
+			swait_signal_fence();
+			__atomic_store_n(&swait_tls.depth, d, __ATOMIC_RELAXED);
+			goto posted;
+		}
+		run_locked_hook(h);
+		return true;
+	}
+	v = __atomic_load_n(&h->lock, __ATOMIC_RELAXED);
+	for (;;) {
+		run_post_hook(h);
+		if (v == 0) {
+			/* Free: take it (acquire), as swait_trylock(). */
+			if (__atomic_compare_exchange_n(&h->lock, &v,
+					SWAIT_LOCK_HELD, false,
+					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+				break;
+			continue;
+		}
+		if (!add_word(v, what, 1, &nv)) {
+			wait_for_room();	/* L6 */
+			v = __atomic_load_n(&h->lock, __ATOMIC_RELAXED);
+			continue;
+		}
+		/* Release: the caller's writes, to the holder (L2). */
+		if (__atomic_compare_exchange_n(&h->lock, &v, nv, false,
+				__ATOMIC_RELEASE, __ATOMIC_RELAXED))
+			goto posted;
+	}
+	__atomic_store_n(&swait_tls.depth, d + 1, __ATOMIC_RELAXED);
+	swait_signal_fence();
+	run_locked_hook(h);
+	return true;
+posted:
+#if SWAIT_TEST_HOOKS
+	__atomic_add_fetch(&swait_hook_deferred, 1, __ATOMIC_RELAXED);
+#endif
+	return false;
+}
+
+/* ------------------------------------------------------------ releasing */
+
+/* A locker parks on the word: wake one (address only, lib/lock.h). */
 __attribute__((noinline, cold))
 static void head_unlock_wake(struct swait_head *h)
 {
 	swait_futex_wake(&h->lock, 1);
 }
 
-void swait_head_unlock(struct swait_head *h)
+static inline void hold_ends(void)
 {
-	swait_posted_t pending;
+	swait_signal_fence();
+	__atomic_store_n(&swait_tls.depth,
+			 __atomic_load_n(&swait_tls.depth, __ATOMIC_RELAXED) - 1,
+			 __ATOMIC_RELAXED);
+}
 
+__attribute__((noinline))
+static bool release_pi(struct swait_head *h, bool keep_ref,
+		       struct swait_posted *p)
+{
+	uint32_t v = __atomic_load_n(&h->walks, __ATOMIC_RELAXED);
+
+	/* Posted while we hold it: take them, still holding (L3). */
+	while (v & PI_POSTED) {
+		if (__atomic_compare_exchange_n(&h->walks, &v, v & ~PI_POSTED,
+				false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+			decode_pi(v, p);
+			return false;
+		}
+	}
 	swait_ann_lock_released(h);
-	if (swait_unlikely(load_relaxed(&h->walks) & SWAIT_WALKS_PI))
-		head_unlock_pi(h);
-	else if (swait_unlikely(swait_unlock_release(&h->lock)))
-		head_unlock_wake(h);	/* swait_unlock(), its rare half apart */
-	pending = held_pop(h);
-	if (swait_likely((pending | __atomic_load_n(&swait_tls.nforeign,
-						    __ATOMIC_RELAXED)) == 0))
-		return;
-	/* The up-call: handlers posted wakes to this hold (S2) or to other
-	 * heads while this thread held a lock (S6). */
-	swait_run_posted(h, pending);
+	swait_pi_unlock(&h->lock);
+	if (keep_ref)
+		return true;	/* L5: still counted, relocks later */
+	/* L7: leave REFS; the last one out performs what came meanwhile. */
+	v = __atomic_load_n(&h->walks, __ATOMIC_RELAXED);
+	for (;;) {
+		if ((v & PI_POSTED) && (v & SWAIT_PI_REFS_MASK) == 1) {
+			if (!__atomic_compare_exchange_n(&h->walks, &v,
+					v & ~PI_POSTED, false,
+					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+				continue;
+			decode_pi(v, p);
+			if (swait_head_may_wait()) {
+				swait_pi_lock(&h->lock);
+				run_locked_hook(h);
+				return false;
+			}
+			if (pi_take_or_hand_over(h, p)) {
+				run_locked_hook(h);
+				return false;
+			}
+			hold_ends();	/* handed to a newcomer's REFS */
+			return true;
+		}
+		/* Release: the hold, to whoever counts next. */
+		if (__atomic_compare_exchange_n(&h->walks, &v, v - 1, false,
+				__ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+			hold_ends();
+			return true;
+		}
+	}
+}
+
+bool swait_head_try_release(struct swait_head *h, bool keep_ref,
+			    struct swait_posted *p)
+{
+	uint32_t v;
+
+	if (swait_unlikely(is_pi(h)))
+		return release_pi(h, keep_ref, p);
+	v = SWAIT_LOCK_HELD;
+	swait_ann_lock_released(h);
+	/* The common case: held, nobody parked, nothing posted. */
+	if (swait_likely(__atomic_compare_exchange_n(&h->lock, &v, 0, false,
+			__ATOMIC_RELEASE, __ATOMIC_RELAXED)))
+		goto released;
+	for (;;) {
+		if (v & SWAIT_LOCK_POSTED) {
+			/* L3: take the set, still holding. */
+			if (__atomic_compare_exchange_n(&h->lock, &v,
+					v & (SWAIT_LOCK_HELD |
+					     SWAIT_LOCK_PARKED), false,
+					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+				swait_ann_lock_acquired(h);
+				decode_word(v, p);
+				return false;
+			}
+			continue;
+		}
+		if (__atomic_compare_exchange_n(&h->lock, &v, 0, false,
+				__ATOMIC_RELEASE, __ATOMIC_RELAXED))
+			break;
+	}
+	if (v & SWAIT_LOCK_PARKED)
+		head_unlock_wake(h);	/* an address: harmless if freed */
+released:
+	if (!keep_ref)
+		hold_ends();
+	return true;
+}
+
+void swait_head_relock(struct swait_head *h)
+{
+	if (is_pi(h))
+		swait_pi_lock(&h->lock);	/* REFS kept (L5) */
+	else
+		swait_lock(&h->lock);
+	run_locked_hook(h);
+}
+
+bool swait_head_posted(const struct swait_head *h)
+{
+	/* Acquire: what the poster wrote before its post (L2's release). */
+	if (is_pi(h))
+		return (__atomic_load_n(&h->walks, __ATOMIC_ACQUIRE) &
+			PI_POSTED) != 0;
+	return (__atomic_load_n(&h->lock, __ATOMIC_ACQUIRE) &
+		SWAIT_LOCK_POSTED) != 0;
 }

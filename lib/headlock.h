@@ -1,72 +1,113 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * headlock.h - taking and releasing a head's lock (lib/headlock.c), and the
- * per-thread held-heads stack that lets a signal handler hand its wake to
- * the thread it interrupted (lib/defer.c, S1-S5).
+ * headlock.h - a hold of a head's lock (lib/headlock.c, L1-L7): taking it,
+ * posting a wake to its holder instead of waiting for it, and releasing
+ * it only once nothing posted is left.  The queue (lib/swait.c,
+ * lib/wake.c) decides what a posted set means; this layer only carries it.
  */
 #ifndef SWAIT_HEADLOCK_H
 #define SWAIT_HEADLOCK_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "internal.h"
 #include "swait.h"
 
-/*
- * A set of wakes that signal handlers posted to a lock holder, in one word:
- * lib/defer.h gives the encoding.  Word-sized because atomics on it must be
- * lock-free (a handler uses them).
- */
-typedef unsigned long swait_posted_t;
-
-/* Handlers nested deeper than this while heads are held abort. */
-#define SWAIT_HELD_MAX 8
-
-/*
- * Heads other than its own that handlers may post wakes to during one
- * outermost lock hold of their thread (S6); more abort.
- */
-#define SWAIT_FOREIGN_MAX 8
-
-/*
- * A head this thread is taking or holding (S1-S2), or, in foreign[], a head
- * it does not hold that its handlers posted wakes to (S6).
- */
-struct swait_held {
-	struct swait_head *head;	/* NULL once closed */
-	swait_posted_t pending;		/* posted by handlers (S1, S6) */
+/* What a post asks of the holder: one call of the four wakes. */
+enum swait_post {
+	SWAIT_POST_WAKE_ONE,
+	SWAIT_POST_WAKE_ALL,
+	SWAIT_POST_COMPLETE,
+	SWAIT_POST_COMPLETE_ALL,
 };
 
 /*
- * This thread's state for wakes from signal handlers, in one thread-local
- * object so that every access is one %fs-relative address.
+ * A set of posted calls, as taken off a head by its holder.  Counts that
+ * would not fit the head's word were merged on the way (L6): wake_ones
+ * into wake_all; completes never.
+ */
+struct swait_posted {
+	uint32_t ones;		/* swait_wake_one() calls */
+	uint32_t completes;	/* swait_complete() calls */
+	bool wake_all;		/* swait_wake_all() */
+	bool complete_all;	/* swait_complete_all() */
+};
+
+/* One call as a set. */
+static inline struct swait_posted swait_posted_of(enum swait_post what)
+{
+	struct swait_posted p = { 0, 0, false, false };
+
+	switch (what) {
+	case SWAIT_POST_WAKE_ONE:	p.ones = 1; break;
+	case SWAIT_POST_WAKE_ALL:	p.wake_all = true; break;
+	case SWAIT_POST_COMPLETE:	p.completes = 1; break;
+	case SWAIT_POST_COMPLETE_ALL:	p.complete_all = true; break;
+	}
+	return p;
+}
+
+/*
+ * This thread's state for wakes from signal handlers: two counters, no
+ * slots (nothing fills up, nothing is reserved).
  */
 struct swait_tls {
-	unsigned depth;			/* entries in held[] */
-	unsigned async_window;		/* in a sleep's async-cancel window */
-	struct swait_head *running;	/* head swait_run_posted() works on */
-	swait_posted_t backlog;		/* sets handed to that loop (S5) */
-	unsigned nforeign;		/* entries in foreign[] */
-	unsigned draining;		/* swait_run_posted() drains them */
-	struct swait_held held[SWAIT_HELD_MAX];
-	struct swait_held foreign[SWAIT_FOREIGN_MAX];
+	unsigned depth;		/* holds this thread is taking or in (L1) */
+	unsigned async_window;	/* in a sleep's async-cancel window (C1) */
 };
 
 extern SWAIT_TLS struct swait_tls swait_tls;
 
+/* Compiler-only barrier: orders accesses against this thread's handlers. */
+#define swait_signal_fence() __atomic_signal_fence(__ATOMIC_SEQ_CST)
+
 /*
- * Take head's lock: the ordinary spin-then-park lock, or the PI futex of a
- * PI head.  Pushes head on the held-heads stack first.
+ * Take head's lock for a call that may wait (L1): every call but the four
+ * wakes made inside a hold's window.  May spin, park, or on a PI head
+ * sleep in FUTEX_LOCK_PI.
  */
 void swait_head_lock(struct swait_head *head);
 
 /*
- * Release head's lock and pop it; then, if a signal handler posted wakes
- * to this hold (or, once the thread holds no lock, to other heads), perform
- * them before returning (swait_run_posted(), the one up-call into
- * lib/defer.c).  So an unlock may take head's lock again, or other heads'
- * locks, after it has released it, to run those wakes or completes.
+ * For a wake made while this thread takes or holds a lock (depth > 0: a
+ * signal handler that interrupted libswait): never waits (L2).  Returns
+ * true with head's lock taken, for the caller to do what itself and then
+ * release; or false with what posted to the holder, who performs it
+ * before its release completes (L3).
  */
-void swait_head_unlock(struct swait_head *head);
+bool swait_head_lock_or_post(struct swait_head *head, enum swait_post what);
+
+/*
+ * Try to release head's lock (L3).  Returns true once released: the
+ * caller's last access to *head is behind it.  Returns false, with the
+ * lock still held, when calls were posted to it: they are taken off the
+ * head into *posted, for the caller to perform before it tries again.
+ *
+ * keep_ref: a wake_all walk between two of its steps.  The lock is
+ * released but the walk stays counted (lib/swait.c W-rules), so that
+ * the walker may take it again with swait_head_relock().
+ */
+bool swait_head_try_release(struct swait_head *head, bool keep_ref,
+			    struct swait_posted *posted);
+
+/*
+ * Whether calls are posted to head's holder and not yet taken (L3): a
+ * completion's lockless "not done" peek must look here too, or it would
+ * miss a complete whose call has returned.
+ */
+bool swait_head_posted(const struct swait_head *head);
+
+/* Take the lock again between two steps of a walk (L5). */
+void swait_head_relock(struct swait_head *head);
+
+/*
+ * Whether the hold now running may wait for the lock (L4): it is this
+ * thread's only one, so no handler of this thread interrupted a hold.
+ */
+static inline bool swait_head_may_wait(void)
+{
+	return __atomic_load_n(&swait_tls.depth, __ATOMIC_RELAXED) <= 1;
+}
 
 #endif /* SWAIT_HEADLOCK_H */

@@ -37,8 +37,15 @@ extern unsigned swait_hook_max_hold_steps;
  */
 extern void (*swait_hook_prepare_locked)(struct swait_head *head);
 
-/* Test builds only: how many wakes were posted to a holder (S1). */
+/* Test builds only: how many wakes were posted to a holder (L2). */
 extern unsigned long swait_hook_deferred;
+
+/*
+ * Test builds only: called by a wake at depth > 0 (lib/headlock.c L2)
+ * before each attempt to take or post, when set: a test raises a nested
+ * signal from it, inside the one step of a post.
+ */
+extern void (*swait_hook_before_post)(struct swait_head *head);
 
 /* Test builds only: called with every head lock just taken, when set. */
 extern void (*swait_hook_head_locked)(struct swait_head *head);

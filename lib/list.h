@@ -102,4 +102,19 @@ static inline void list_splice_init(struct swait_list *from,
 	set_next(from, from);
 }
 
+/* Move all of from's entries to the tail of the list at to; O(1). */
+static inline void list_splice_tail_init(struct swait_list *from,
+					 struct swait_list *to)
+{
+	struct swait_list *first = from->next, *last = from->prev;
+	struct swait_list *tail = to->prev;
+
+	first->prev = tail;
+	set_next(tail, first);
+	to->prev = last;
+	set_next(last, to);
+	from->prev = from;
+	set_next(from, from);
+}
+
 #endif /* SWAIT_LIST_H */

@@ -1,25 +1,36 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * lock.h - the head lock: spin a bounded number of times, then park; or,
- * on a priority-inheritance head, a PI futex.
+ * lock.h - the head lock's words: the ordinary lock word, which also holds
+ * the wakes posted to its holder, and the priority-inheritance futex of a
+ * PI head.  How a hold uses them, and why nothing posted is lost, is
+ * lib/headlock.c's (L1-L7); this file only says what the bits mean and
+ * how a thread takes and parks.
  *
- * The lock word takes three values (the "mutex, take 2" of Drepper's
- * "Futexes Are Tricky"):
+ * THE ORDINARY LOCK WORD
  *
- *	UNLOCKED	free
- *	LOCKED		held, nobody parked
- *	CONTENDED	held, and a thread may be parked in FUTEX_WAIT on it
+ *	bit 0		HELD: a thread holds the lock
+ *	bit 1		PARKED: a thread may be parked in FUTEX_WAIT on it
+ *	bit 2		a swait_wake_all() was posted to the holder
+ *	bit 3		a swait_complete_all() was posted to the holder
+ *	bits 4-7	swait_wake_one() calls posted (15; more become a
+ *			wake_all: a superset, allowed as spurious wakeups)
+ *	bits 8-31	swait_complete() calls posted (16,777,215)
+ *
+ * A word with HELD clear is 0: posts are made only to a holder (L2), and
+ * the release that clears HELD requires the posted bits to be clear (L3).
+ * So the uncontended lock is one CAS 0 -> HELD and the uncontended
+ * release one CAS HELD -> 0, no system call.
  *
  * Why it never spins without bound: a SCHED_FIFO thread spinning on a holder
  * it preempted on the same CPU would spin forever.  After SWAIT_LOCK_SPINS
- * relaxed polls the locker stores CONTENDED and sleeps in the kernel, which
- * lets the holder run.  Unlock wakes one parked thread only when the word
- * was CONTENDED, so an uncontended lock/unlock is two atomic instructions and
- * no system call.
+ * relaxed polls the locker sets PARKED and sleeps in the kernel, which lets
+ * the holder run (Drepper's "mutex, take 2", in "Futexes Are Tricky", with
+ * CASes instead of exchanges so that the posted bits survive).  A release
+ * wakes one parked thread only when PARKED was set.
  *
- * Critical sections under this lock are O(1) list operations (lib/swait.c I5),
- * so the spin almost always succeeds; it is bounded so that it costs at most
- * a few microseconds when it does not.
+ * Critical sections under this lock are O(1) list operations (lib/swait.c
+ * I5), so the spin almost always succeeds; it is bounded so that it costs
+ * at most a few microseconds when it does not.
  */
 #ifndef SWAIT_LOCK_H
 #define SWAIT_LOCK_H
@@ -32,11 +43,15 @@
 #include "futex.h"
 #include "internal.h"
 
-enum {
-	SWAIT_UNLOCKED = 0,
-	SWAIT_LOCKED = 1,
-	SWAIT_CONTENDED = 2,
-};
+#define SWAIT_LOCK_HELD		0x00000001u
+#define SWAIT_LOCK_PARKED	0x00000002u
+#define SWAIT_LOCK_POSTED	0xfffffffcu	/* every posted bit */
+#define SWAIT_LOCK_WAKE_ALL	0x00000004u
+#define SWAIT_LOCK_COMPLETE_ALL	0x00000008u
+#define SWAIT_LOCK_ONE		0x00000010u
+#define SWAIT_LOCK_ONE_MASK	0x000000f0u
+#define SWAIT_LOCK_COMPLETE	0x00000100u
+#define SWAIT_LOCK_COMPLETE_MASK 0xffffff00u
 
 #ifndef SWAIT_LOCK_SPINS
 #define SWAIT_LOCK_SPINS 64
@@ -57,14 +72,13 @@ static void swait_lock_slow(uint32_t *word);
 
 /*
  * The uncontended acquire.  The successful CAS is an acquire: everything the
- * previous holder wrote before its release in swait_unlock() is visible from
- * here on.
+ * previous holder wrote before its release is visible from here on.
  */
 static inline bool swait_trylock(uint32_t *word)
 {
-	uint32_t expected = SWAIT_UNLOCKED;
+	uint32_t expected = 0;
 
-	return __atomic_compare_exchange_n(word, &expected, SWAIT_LOCKED,
+	return __atomic_compare_exchange_n(word, &expected, SWAIT_LOCK_HELD,
 			false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
 }
 
@@ -83,44 +97,38 @@ static void swait_lock_slow(uint32_t *word)
 	for (int i = 0; i < SWAIT_LOCK_SPINS; i++) {
 		swait_cpu_relax();
 		seen = __atomic_load_n(word, __ATOMIC_RELAXED);
-		if (seen == SWAIT_CONTENDED)
+		if (seen & SWAIT_LOCK_PARKED)
 			break;	/* someone already parks: join them */
-		if (seen == SWAIT_UNLOCKED &&
-		    __atomic_compare_exchange_n(word, &seen, SWAIT_LOCKED,
+		if (seen == 0 &&
+		    __atomic_compare_exchange_n(word, &seen, SWAIT_LOCK_HELD,
 				false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 			return;
 	}
 	/*
-	 * Park.  Taking the lock from here on stores CONTENDED, never LOCKED:
-	 * we cannot know whether other threads are still parked, so the
-	 * unlocker must assume they are.  The exchange is an acquire when it
-	 * returns UNLOCKED, which is when we own the lock.
+	 * Park.  Taking the lock from here on sets PARKED too: we cannot know
+	 * whether other threads are still parked, so the releaser must assume
+	 * they are.  A post changes the word under us: the wait then returns
+	 * EAGAIN and we look again.
 	 */
-	while (__atomic_exchange_n(word, SWAIT_CONTENDED, __ATOMIC_ACQUIRE) !=
-	       SWAIT_UNLOCKED)
-		(void)swait_futex_wait(word, SWAIT_CONTENDED, CLOCK_MONOTONIC,
-				       NULL);
-}
-
-/*
- * Release: the exchange publishes the critical section (pairs with the
- * acquire in swait_lock()/swait_lock_slow()).  The word is not touched after
- * it; the FUTEX_WAKE that may follow is a system call on the address, which
- * is harmless even if the head has been freed meanwhile (see futex.h).
- * swait_unlock_release() is the exchange alone, for a caller that keeps
- * the rare FUTEX_WAKE out of line: it returns whether a locker parks and
- * must be woken.
- */
-static inline bool swait_unlock_release(uint32_t *word)
-{
-	return __atomic_exchange_n(word, SWAIT_UNLOCKED, __ATOMIC_RELEASE) ==
-	       SWAIT_CONTENDED;
-}
-
-static inline void swait_unlock(uint32_t *word)
-{
-	if (swait_unlikely(swait_unlock_release(word)))
-		swait_futex_wake(word, 1);
+	seen = __atomic_load_n(word, __ATOMIC_RELAXED);
+	for (;;) {
+		if (seen == 0) {
+			if (__atomic_compare_exchange_n(word, &seen,
+					SWAIT_LOCK_HELD | SWAIT_LOCK_PARKED,
+					false, __ATOMIC_ACQUIRE,
+					__ATOMIC_RELAXED))
+				return;
+			continue;
+		}
+		if (!(seen & SWAIT_LOCK_PARKED) &&
+		    !__atomic_compare_exchange_n(word, &seen,
+				seen | SWAIT_LOCK_PARKED, false,
+				__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			continue;
+		(void)swait_futex_wait(word, seen | SWAIT_LOCK_PARKED,
+				       CLOCK_MONOTONIC, NULL);
+		seen = __atomic_load_n(word, __ATOMIC_RELAXED);
+	}
 }
 
 /*
@@ -160,6 +168,15 @@ static inline uint32_t swait_tid(void)
 }
 
 static void swait_pi_lock_slow(uint32_t *word);
+
+/* Take a free PI lock without waiting (acquire on success). */
+static inline bool swait_pi_trylock(uint32_t *word)
+{
+	uint32_t expected = 0;
+
+	return __atomic_compare_exchange_n(word, &expected, swait_tid(),
+			false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
 
 static inline void swait_pi_lock(uint32_t *word)
 {

@@ -16,8 +16,10 @@
 #ifndef SWAIT_QUEUE_H
 #define SWAIT_QUEUE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
+#include "headlock.h"
 #include "swait.h"
 
 /*
@@ -29,8 +31,24 @@ uint32_t *swait_wake_one_locked(struct swait_head *head);
 /* FUTEX_WAKE one thread on a word returned by swait_wake_one_locked(). */
 void swait_wake_word(uint32_t *word);
 
-/* Entered with the lock held; wakes every queued waiter; returns unlocked. */
-void swait_wake_all_and_unlock(struct swait_head *head);
+/*
+ * Release head's lock, taken with swait_head_lock(): performs the calls
+ * signal handlers posted to this hold first (lib/headlock.c L3, lib/wake.c),
+ * then wakes what they flipped.  After it the caller holds no lock.
+ */
+void swait_head_unlock(struct swait_head *head);
+
+/* One of the four wakes past its emptiness peek (lib/wake.c). */
+void swait_wake_call(struct swait_head *head, enum swait_post what);
+
+/*
+ * Where posted completes go: set once by lib/completion.c, so that the
+ * queue can perform them without knowing completions.  Called with head's
+ * lock held: add n events to the completion whose head it is, or all of
+ * them (complete_all); the caller then wakes the waiters.
+ */
+extern void (*swait_complete_sink)(struct swait_head *head, uint32_t n,
+				   bool all);
 
 /*
  * Entered and left with the lock held; drops and retakes it while it waits

@@ -60,7 +60,12 @@ static inline bool swait_state_sleeping(uint32_t s)
 #define G_CONSUMED_MASK		0x001f0000u
 #define G_SLEEPING		0x80000000u
 
-/* w->group of a queued single waiter in debug builds: "swai". */
+/*
+ * w->group of a queued single waiter: "swai", or, if it will sleep in
+ * futex_waitv() (W4), the value of its head's walks word when it queued
+ * (W2: what the kernel compares), which has BCAST set and PI clear; the
+ * tag has PI set.  A waker checks it to catch overwritten waiter memory.
+ */
 #define SWAIT_MAGIC		0x73776169u
 
 /*
@@ -84,6 +89,14 @@ static inline bool swait_state_sleeping(uint32_t s)
 #define SWAIT_WALKS_PI		SWAIT_HEAD_PI_BIT
 #define SWAIT_WALKS_QUIESCER	0x80000000u
 
+/*
+ * A PI head's walks word is laid out differently (lib/headlock.c L7): its
+ * low bits count the threads taking, holding or leaving its lock (REFS),
+ * and the posted set takes the rest but the PI flag.  It has no walk
+ * count, generation, BCAST or quiescer: walks are counted in REFS.
+ */
+#define SWAIT_PI_REFS_MASK	0x000003ffu
+
 _Static_assert((SWAIT_WALKS_PI & (SWAIT_WALKS_MASK | SWAIT_WALKS_GEN |
 				  SWAIT_WALKS_BCAST | SWAIT_WALKS_QUIESCER))
 	       == 0 &&
@@ -92,5 +105,19 @@ _Static_assert((SWAIT_WALKS_PI & (SWAIT_WALKS_MASK | SWAIT_WALKS_GEN |
 	       (SWAIT_WALKS_BCAST & (SWAIT_WALKS_MASK |
 				     SWAIT_WALKS_QUIESCER)) == 0,
 	       "the fields of the walks word overlap");
+
+/* Whether a queued single waiter's group word is a tag it could hold. */
+static inline bool swait_waiter_tag_ok(uint32_t group)
+{
+	return group == SWAIT_MAGIC ||
+	       (group & (SWAIT_WALKS_PI | SWAIT_WALKS_BCAST)) ==
+	       SWAIT_WALKS_BCAST;
+}
+
+/* Whether a queued single waiter sleeps in futex_waitv() (W4). */
+static inline bool swait_waiter_uses_waitv(uint32_t group)
+{
+	return group != SWAIT_MAGIC && swait_waiter_tag_ok(group);
+}
 
 #endif /* SWAIT_STATE_H */

@@ -231,87 +231,9 @@
 #include "trace.h"
 
 #if SWAIT_TEST_HOOKS
-unsigned swait_hook_max_hold_steps;
 void (*swait_hook_prepare_locked)(struct swait_head *head);
 void (*swait_hook_futex_wake)(uint32_t *word);
 #endif
-
-/* ------------------------------------------- the waker's side of a node */
-
-void swait_wake_word(uint32_t *word)
-{
-	swait_futex_wake(word, 1);
-}
-
-/*
- * dequeue_and_flip() for a node of a group (lock held): G1, G2, G4.  Returns
- * the group word to FUTEX_WAKE after unlock if this wake is the first since
- * the thread announced its sleep, else NULL.
- */
-static uint32_t *dequeue_and_flip_grouped(struct swait_head *h,
-					  struct swait_waiter *w, uint32_t s,
-					  uint32_t how)
-{
-	unsigned idx = (s >> SWAIT_GROUP_SHIFT) & SWAIT_SUBSTATE;
-	struct swait_waiter *w0 = w - idx;
-	uint32_t old;
-
-	swait_check(w->head == h && idx < SWAIT_ANY_MAX &&
-		    (s & SWAIT_SUBSTATE) == SWAIT_QUEUED,
-		    "a queued group node was overwritten (waiters[] reused or "
-		    "freed while queued?) [node, its head, this head]",
-		    w, w->head, h);
-	list_del(w);
-	store_relaxed(&w->state, SWAIT_GROUP | idx << SWAIT_GROUP_SHIFT | how);
-	SWAIT_RACE();
-	swait_trace3(wake, h, w, how);
-	/*
-	 * The last access to the group (G4).  Release: publishes what the
-	 * waker wrote before the wake (O3); pairs with the acquire loads of G
-	 * in swait_wait_any().
-	 */
-	swait_ann_happens_before(&w0->group);
-	old = __atomic_fetch_or(&w0->group, 1u << idx, __ATOMIC_RELEASE);
-	if ((old & G_SLEEPING) && !(old & G_WOKEN_MASK))
-		return &w0->group;	/* G3: the first wake of this sleep */
-	return NULL;
-}
-
-/*
- * Take w off its list and flip it to woken (lock held).  Returns the word to
- * FUTEX_WAKE after unlock if its thread announced a sleep, else NULL.  A
- * walk passes by_walks: a thread asleep in futex_waitv() (SLEEPING_V) is
- * then left to the walk's one FUTEX_WAKE of h->walks (W1), and *by_walks
- * set instead of a word returned.
- */
-static uint32_t *dequeue_and_flip(struct swait_head *h, struct swait_waiter *w,
-				  uint32_t how, bool *by_walks)
-{
-	uint32_t old, s = load_relaxed(&w->state);
-
-	if (s & SWAIT_GROUP)
-		return dequeue_and_flip_grouped(h, w, s, how);
-	swait_check(w->group == SWAIT_MAGIC && w->head == h,
-		    "a queued waiter was overwritten (waiter memory reused or "
-		    "freed while queued?) [waiter, its head, this head]",
-		    w, w->head, h);
-	list_del(w);
-	w->group = 0;
-	SWAIT_RACE();
-	/*
-	 * I3: the last access to *w.  Release: publishes the dequeue and all
-	 * the waker wrote before the wake (O3); pairs with the acquire loads
-	 * and CASes of w->state in swait_sleep() and swait_finish().
-	 */
-	swait_trace3(wake, h, w, how);	/* w is still queued: alive */
-	swait_ann_happens_before(&w->state);
-	old = __atomic_exchange_n(&w->state, how, __ATOMIC_RELEASE);
-	if (old == SWAIT_SLEEPING_V && by_walks) {
-		*by_walks = true;
-		return NULL;
-	}
-	return swait_state_sleeping(old) ? &w->state : NULL;
-}
 
 /* ------------------------------------------------------------ init/destroy */
 
@@ -391,12 +313,18 @@ SWAIT_EXPORT int swait_head_destroy(struct swait_head *h)
 	bool busy;
 
 	/*
-	 * Taking the lock also waits out a wake that is still releasing it:
-	 * after our unlock, no earlier caller touches *h except by FUTEX_WAKE.
+	 * Taking the lock waits out a hold still releasing it, and our own
+	 * release performs whatever is posted (L3).  A walk still counted has
+	 * flipped every waiter it took off the list; it is waited out (O(1)
+	 * holds per waiter left in its batch), so that destroy can return 0
+	 * while woken waiters are still on their way out: they do not read
+	 * the head after their word is set (W2's snapshot).  After our
+	 * release nothing touches *h but by FUTEX_WAKE, an address (I3).
 	 */
 	swait_head_lock(h);
-	busy = !list_empty(&h->list) ||
-	       (load_relaxed(&h->walks) & SWAIT_WALKS_MASK) != 0;
+	busy = !list_empty(&h->list);
+	if (!busy)
+		swait_quiesce_dropping_lock(h);
 	swait_head_unlock(h);
 	return busy ? EBUSY : 0;
 }
@@ -420,9 +348,37 @@ SWAIT_EXPORT void swait_waiter_init(struct swait_waiter *w)
 
 /* ---------------------------------------------------------------- waiting */
 
+/*
+ * W3: the kernel lacks futex_waitv() (Linux < 5.16), or a seccomp filter
+ * refuses it.  Relaxed: a hint that orders nothing; a thread that reads it
+ * stale announces SLEEPING_V, makes one call that fails with ENOSYS, and
+ * re-announces.
+ */
+static int waitv_missing;
+
+/*
+ * Lock held: how a waiter queued now will sleep (W4), as its tag: the
+ * walks word it will expect in futex_waitv() on a broadcast head, or the
+ * plain tag.  Decided here, under the lock, so that the sleep never reads
+ * the head: by then a walk may have woken the waiter, and the head may be
+ * destroyed and freed (swait_head_destroy).
+ */
+static uint32_t sleep_tag(struct swait_head *h)
+{
+	uint32_t v = load_relaxed(&h->walks);
+
+	if (swait_likely(!(v & SWAIT_WALKS_BCAST)) || (v & SWAIT_WALKS_PI))
+		return SWAIT_MAGIC;
+	/* An atomic hint, not data: Helgrind and DRD must not check it. */
+	swait_ann_sync_word(&waitv_missing, sizeof(waitv_missing));
+	if (__atomic_load_n(&waitv_missing, __ATOMIC_RELAXED))
+		return SWAIT_MAGIC;
+	return v;
+}
+
 SWAIT_EXPORT void swait_prepare(struct swait_head *h, struct swait_waiter *w)
 {
-	uint32_t s;
+	uint32_t s, tag;
 
 	swait_head_lock(h);
 	s = load_relaxed(&w->state);
@@ -430,13 +386,15 @@ SWAIT_EXPORT void swait_prepare(struct swait_head *h, struct swait_waiter *w)
 		    "swait_prepare: waiter is a node of a swait_wait_any() "
 		    "group; swait_finish_any() it first [waiter, head]",
 		    w, h, NULL);
+	tag = sleep_tag(h);
 	if (swait_state_queued(s)) {
 		swait_check(w->head == h,
 			    "swait_prepare: waiter is still queued on another "
 			    "head [waiter, its head, this head]", w, w->head, h);
-		swait_check(w->group == SWAIT_MAGIC,
+		swait_check(swait_waiter_tag_ok(w->group),
 			    "swait_prepare: waiter says it is queued but its "
 			    "memory was overwritten [waiter, head]", w, h, NULL);
+		w->group = tag;
 		/*
 		 * Keep its place.  Withdraw a SLEEPING announcement left by a
 		 * sleep that did not end in a wake, so that a waker does not
@@ -449,7 +407,7 @@ SWAIT_EXPORT void swait_prepare(struct swait_head *h, struct swait_waiter *w)
 		swait_ann_sync_word(&w->state, sizeof(w->state));
 		list_add_tail(&h->list, &w->link);
 		w->head = h;
-		w->group = SWAIT_MAGIC;
+		w->group = tag;
 		store_relaxed(&w->state, SWAIT_QUEUED);
 	}
 #if SWAIT_TEST_HOOKS
@@ -474,34 +432,15 @@ SWAIT_EXPORT void swait_prepare(struct swait_head *h, struct swait_waiter *w)
 }
 
 /*
- * W3: the kernel lacks futex_waitv() (Linux < 5.16), or a seccomp filter
- * refuses it.  Relaxed: a hint that orders nothing; a thread that reads it
- * stale announces SLEEPING_V, makes one call that fails with ENOSYS, and
- * re-announces.
- */
-static int waitv_missing;
-
-/* Whether a sleeper on h announces SLEEPING_V (W3, W4). */
-static bool swait_waitv_usable(struct swait_head *h)
-{
-	/* Relaxed: the bit only picks a path, each of them correct (W4). */
-	if (swait_likely(!(load_relaxed(&h->walks) & SWAIT_WALKS_BCAST)))
-		return false;
-	/* An atomic hint, not data: Helgrind and DRD must not check it. */
-	swait_ann_sync_word(&waitv_missing, sizeof(waitv_missing));
-	return !__atomic_load_n(&waitv_missing, __ATOMIC_RELAXED);
-}
-
-/*
  * One sleep of an announced waiter: futex_waitv() on h->walks and its own
  * word if it announced SLEEPING_V (W2), FUTEX_WAIT on its word otherwise.
  */
 static int sleep_once(struct swait_head *h, struct swait_waiter *w,
-		      uint32_t sleeping, clockid_t clock,
+		      uint32_t sleeping, uint32_t walks, clockid_t clock,
 		      const struct timespec *deadline)
 {
 	if (sleeping == SWAIT_SLEEPING_V)
-		return swait_futex_waitv(&h->walks, &w->state,
+		return swait_futex_waitv(&h->walks, walks, &w->state,
 					 SWAIT_SLEEPING_V, clock, deadline);
 	return swait_futex_wait(&w->state, SWAIT_SLEEPING, clock, deadline);
 }
@@ -515,9 +454,14 @@ static int sleep_announced(struct swait_head *h, struct swait_waiter *w,
 			   unsigned flags, clockid_t clock,
 			   const struct timespec *deadline)
 {
-	/* W3, W4: SLEEPING_V on a broadcast head, while futex_waitv works. */
-	uint32_t sleeping = swait_waitv_usable(h) ? SWAIT_SLEEPING_V
-						  : SWAIT_SLEEPING;
+	/*
+	 * W3, W4: SLEEPING_V if prepare chose futex_waitv.  The tag is ours
+	 * until a waker flips us (w->group, I3); read before the announce,
+	 * which is what lets a waker in.
+	 */
+	uint32_t walks = w->group;
+	uint32_t sleeping = swait_waiter_uses_waitv(walks) ? SWAIT_SLEEPING_V
+							   : SWAIT_SLEEPING;
 	uint32_t s = SWAIT_QUEUED;
 	int err, oldtype;
 
@@ -554,19 +498,28 @@ static int sleep_announced(struct swait_head *h, struct swait_waiter *w,
 		 */
 		SWAIT_RACE();	/* between the announce and the wait */
 		swait_async_window_open(&oldtype);	/* C1 */
-		err = sleep_once(h, w, sleeping, clock, deadline);
+		err = sleep_once(h, w, sleeping, walks, clock, deadline);
 		swait_async_window_close(oldtype);
 
 		s = load_acquire(&w->state);	/* O3 */
 		if (s != sleeping)
 			goto woken;	/* only a waker leaves SLEEPING* (I2) */
-		if (err == ENOSYS) {
+		if (sleeping == SWAIT_SLEEPING_V && err != ETIMEDOUT &&
+		    err != EINTR) {
 			/*
-			 * W3: no futex_waitv() here.  Re-announce as SLEEPING,
-			 * so that a walk wakes us by our own word from now on;
-			 * a failed CAS is a wake that came first.
+			 * W3: no futex_waitv() here (ENOSYS), or the walks
+			 * word moved since prepare (EAGAIN), or a walk's wake
+			 * of it was not for us (0), or the head is gone
+			 * (EFAULT: a walk woke us, its head was destroyed and
+			 * unmapped, and the kernel read the walks word after
+			 * that; the CAS below fails).  Re-announce as
+			 * SLEEPING and sleep on our own word alone: a walk
+			 * then wakes us by that word, and the head is never
+			 * read again.  A failed CAS is a wake that came first.
 			 */
-			__atomic_store_n(&waitv_missing, 1, __ATOMIC_RELAXED);
+			if (err == ENOSYS)
+				__atomic_store_n(&waitv_missing, 1,
+						 __ATOMIC_RELAXED);
 			if (!__atomic_compare_exchange_n(&w->state, &s,
 					SWAIT_SLEEPING, false,
 					__ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
@@ -588,10 +541,9 @@ static int sleep_announced(struct swait_head *h, struct swait_waiter *w,
 			goto woken;
 		}
 		/*
-		 * 0 with the word still SLEEPING* is a stale FUTEX_WAKE aimed
-		 * at memory we now occupy (I3), or a walk's wake of h->walks
-		 * that was not for us (W1), EAGAIN a walks word that moved
-		 * before we slept (W2), EINTR without the flag a signal we
+		 * 0 with the word still SLEEPING is a stale FUTEX_WAKE aimed
+		 * at memory we now occupy (I3), EAGAIN a word that moved
+		 * before we slept, EINTR without the flag a signal we
 		 * ignore: sleep again, same absolute deadline.
 		 */
 	}
@@ -696,167 +648,6 @@ SWAIT_EXPORT void swait_finish(struct swait_head *h, struct swait_waiter *w)
 	if (s == SWAIT_WOKEN_ONE)
 		swait_wake_one(h);
 	SWAIT_RACE();	/* before the caller's re-check */
-}
-
-/* ------------------------------------------------------------------ waking */
-
-uint32_t *swait_wake_one_locked(struct swait_head *h)
-{
-	if (list_empty(&h->list))
-		return NULL;
-	return dequeue_and_flip(h, waiter_of(h->list.next), SWAIT_WOKEN_ONE,
-				NULL);
-}
-
-/* swait_wake_one() past its peek and the handler checks. */
-static void wake_one_now(void *arg)
-{
-	struct swait_head *h = arg;
-	uint32_t *word;
-
-	swait_head_lock(h);
-	word = swait_wake_one_locked(h);
-	swait_head_unlock(h);
-	if (word) {
-		SWAIT_RACE();	/* between the word store and FUTEX_WAKE */
-		swait_futex_wake(word, 1);	/* after unlock (I5) */
-	}
-}
-
-SWAIT_EXPORT void swait_wake_one(struct swait_head *h)
-{
-	/* O1: order the caller's store of its condition before the peek. */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (list_empty(&h->list))
-		return;
-	/* S1, C1 (lib/defer.c): a handler on this thread. */
-	if (swait_from_handler(h, POST_WAKE_ONE, wake_one_now, h))
-		return;
-	wake_one_now(h);
-}
-
-/* Lock held: one walk ends.  Returns whether quiescers must be woken. */
-static bool walk_done(struct swait_head *h)
-{
-	uint32_t v = load_relaxed(&h->walks) - 1;
-
-	/* W2: a new generation, so the word does not go back to a value. */
-	v = (v & ~SWAIT_WALKS_GEN) |
-	    ((v + SWAIT_WALKS_GEN_ONE) & SWAIT_WALKS_GEN);
-	if ((v & SWAIT_WALKS_MASK) != 0) {
-		store_relaxed(&h->walks, v);
-		return false;
-	}
-	store_relaxed(&h->walks,
-		      v & (SWAIT_WALKS_PI | SWAIT_WALKS_GEN | SWAIT_WALKS_BCAST));
-	return (v & SWAIT_WALKS_QUIESCER) != 0;
-}
-
-void swait_wake_all_and_unlock(struct swait_head *h)
-{
-	struct swait_list batch;
-	struct swait_waiter *w;
-	uint32_t *word;
-	bool last, quiesced, by_walks = false;
-	unsigned steps = 0, woken = 0, own_wakes = 0;
-
-	if (list_empty(&h->list)) {
-		swait_head_unlock(h);
-		return;
-	}
-	/*
-	 * Detach the queued set in O(1): later arrivals queue on the head and
-	 * are not ours.  Waiters in the batch still belong to h: one that times
-	 * out unlinks itself from the batch under h's lock (list_del needs no
-	 * anchor), and destroy reports EBUSY while a walk is counted.
-	 */
-	list_splice_init(&h->list, &batch);
-	store_relaxed(&h->walks, load_relaxed(&h->walks) + 1);
-	for (;;) {
-		w = waiter_of(batch.next);
-		word = dequeue_and_flip(h, w, SWAIT_WOKEN_ALL, &by_walks);
-		last = batch.next == &batch;
-		/*
-		 * W4: the second single sleeper that needs a wake of its own
-		 * makes h a broadcast head, now, so that the waiters this walk
-		 * wakes sleep in futex_waitv next time.  (&w->state is an
-		 * address, not an access.)
-		 */
-		if (word == &w->state && ++own_wakes == 2)
-			store_relaxed(&h->walks, load_relaxed(&h->walks) |
-						 SWAIT_WALKS_BCAST);
-		quiesced = last && walk_done(h);
-		steps++;
-#if SWAIT_TEST_HOOKS
-		/* Concurrent walks update it with atomics: a sync word. */
-		swait_ann_sync_word(&swait_hook_max_hold_steps,
-				    sizeof(swait_hook_max_hold_steps));
-		if (steps > __atomic_load_n(&swait_hook_max_hold_steps,
-					    __ATOMIC_RELAXED))
-			__atomic_store_n(&swait_hook_max_hold_steps, steps,
-					 __ATOMIC_RELAXED);
-#endif
-		/*
-		 * I5: drop the lock between two wakes, so a higher-priority
-		 * thread that wants it waits behind one step, not the walk.
-		 * After the last step nothing here touches *h again.
-		 */
-		swait_head_unlock(h);
-		steps = 0;
-		woken++;
-		if (word) {
-			SWAIT_RACE();
-			swait_futex_wake(word, 1);
-		}
-		if (last)
-			break;
-		swait_head_lock(h);
-		if (batch.next == &batch) {	/* the rest left on their own */
-			quiesced = walk_done(h);
-			swait_head_unlock(h);
-			break;
-		}
-	}
-	swait_trace2(wake_all, h, woken);	/* a value: h is not read */
-	/*
-	 * W1: one system call for every waiter of the walk asleep in
-	 * futex_waitv(), and for the quiescers.  walk_done() changed the word
-	 * after the last flip; this wake comes after the unlock, an address
-	 * only, as every wake (I3).
-	 */
-	if (quiesced || by_walks)
-		swait_futex_wake(&h->walks, INT_MAX);
-}
-
-static void wake_all_now(void *arg)
-{
-	swait_head_lock(arg);
-	swait_wake_all_and_unlock(arg);
-}
-
-SWAIT_EXPORT void swait_wake_all(struct swait_head *h)
-{
-	/* O1, as in swait_wake_one(). */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (list_empty(&h->list))
-		return;
-	if (swait_from_handler(h, POST_WAKE_ALL, wake_all_now, h))
-		return;		/* S1, C1 */
-	wake_all_now(h);
-}
-
-void swait_quiesce_dropping_lock(struct swait_head *h)
-{
-	uint32_t v;
-
-	while (((v = load_relaxed(&h->walks)) & SWAIT_WALKS_MASK) != 0) {
-		v |= SWAIT_WALKS_QUIESCER;
-		store_relaxed(&h->walks, v);
-		swait_head_unlock(h);
-		/* walk_done() clears the count, then wakes us after unlock. */
-		(void)swait_futex_wait(&h->walks, v, CLOCK_MONOTONIC, NULL);
-		swait_head_lock(h);
-	}
 }
 
 SWAIT_EXPORT bool swait_active(const struct swait_head *h)

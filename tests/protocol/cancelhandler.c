@@ -2,7 +2,7 @@
 /*
  * cancelhandler.c - a cancellation that lands while a signal handler is
  * inside one of the four async-signal-safe calls, on a thread that is
- * asleep in libswait (lib/defer.c, C1).
+ * asleep in libswait (lib/defer.h, C1).
  *
  * swait_sleep() turns on asynchronous cancellation around its FUTEX_WAIT,
  * and a handler that runs meanwhile inherits it.  If the handler calls

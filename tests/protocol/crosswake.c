@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * crosswake.c - signal handlers on two threads waking the heads the other
- * thread holds (lib/defer.c, S6).
+ * thread holds (lib/headlock.c, L2-L4).
  *
  * T1 keeps taking head A's lock (prepare and finish on A), T2 head B's; a
  * third thread signals both as fast as it can.  T1's handler completes B's

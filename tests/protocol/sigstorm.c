@@ -3,7 +3,7 @@
  * sigstorm.c - swait_complete() from a POSIX timer's signal handler at a
  * high rate, aimed at a thread that itself keeps preparing, waking and
  * finishing on the completion's head, so that many signals land while that
- * thread holds the head lock (lib/swait.c, S1-S4).
+ * thread holds the head lock (lib/headlock.c, L1-L7).
  *
  * Checks, every run:
  *  - no deadlock (the watchdog fails a hang);

@@ -14,7 +14,8 @@
  * FUTEX_WAKE, and seen in /proc (the system call a sleeper is blocked in).
  *
  * Also: wake_one stays targeted (one FUTEX_WAKE of the chosen waiter's own
- * word, the other sleepers stay asleep), a PI head works the same, a walk
+ * word, the other sleepers stay asleep), a PI head's walk wakes each
+ * sleeper's own word (its walks word moves with every lock hold), a walk
  * that found one sleeper teaches the head nothing, and a sleeper in
  * futex_waitv() still times out on both clocks and takes signals as a
  * sleeper in FUTEX_WAIT does.
@@ -173,7 +174,12 @@ static void broadcast_round(unsigned n, bool waitv)
 
 static void run_wake_all(bool pi)
 {
-	bool waitv = have_waitv();
+	/*
+	 * A PI head never: its walks word counts the threads at its lock
+	 * (lib/headlock.c L7) and moves with every lock hold, so each
+	 * sleeper sleeps on its own word and a walk wakes each (W4).
+	 */
+	bool waitv = have_waitv() && !pi;
 
 	tu_watchdog_arm(60, "wake_all of sleepers", NULL);
 	setup_head(pi);

@@ -1,0 +1,463 @@
+// SPDX-License-Identifier: MIT
+/*
+ * wake.c - the waker's side of the queue: taking waiters off a head and
+ * flipping them (lib/swait.c I1-I6, O1-O3, W1-W4; grouped nodes, lib/any.c
+ * G1-G4), and what a hold of a head lock does before its release: perform
+ * the calls signal handlers posted to it (lib/headlock.c L1-L7) and walk a
+ * wake_all's batch one waiter per hold.
+ *
+ * A HOLD'S WORK
+ *
+ * Every call that takes a head lock ends in swait_hold_release(), which
+ * loops until the release succeeds (L3):
+ *
+ *	take one walk step (if walking, lock held)
+ *	try to release:
+ *	    posted calls were taken instead -> perform them, lock still
+ *	                                       held, and go round again
+ *	    released -> FUTEX_WAKE the words flipped in this hold (I5)
+ *	if the walk has more, take the lock again and go round
+ *
+ * Performing a posted set is what the calls themselves would do: n
+ * completes add n to the completion's count (through the sink
+ * lib/completion.c registers: this layer does not know completions), and
+ * each wake_one or complete flips the longest waiter; a wake_all or
+ * complete_all starts a walk, or extends the one in progress by splicing
+ * the head's list onto its batch.  So one hold performs O(1) plus what was
+ * posted to it, and a walk drops the lock between its steps (I5) as long as
+ * this thread may wait for it again (L5: at depth 1).
+ *
+ * Flipped words are kept in the hold and woken after the release, eight at
+ * a time: more flips in one hold (a handler's storm of posts) wake the
+ * first eight with the lock held, which is only slower (a FUTEX_WAKE is an
+ * address, I3).
+ *
+ * The handlers' side.  The four wakes are async-signal-safe.  At depth 0
+ * they take the lock as any call does.  At depth > 0 the caller is a
+ * handler that interrupted a hold of its own thread, and
+ * swait_head_lock_or_post() (L2) either takes a free lock or posts the call
+ * to whoever holds it.  C1 (lib/defer.h): a handler that interrupted a
+ * sleep's asynchronous-cancellation window runs with cancellation disabled
+ * and deferred, so that nothing unwinds it while it holds a lock.
+ */
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "annotate.h"
+#include "check.h"
+#include "defer.h"
+#include "futex.h"
+#include "headlock.h"
+#include "internal.h"
+#include "list.h"
+#include "queue.h"
+#include "race.h"
+#include "state.h"
+#include "trace.h"
+
+#if SWAIT_TEST_HOOKS
+unsigned swait_hook_max_hold_steps;
+#endif
+
+void (*swait_complete_sink)(struct swait_head *head, uint32_t n, bool all);
+
+#define HOLD_WORDS 8
+
+/* What one hold carries from its critical section to its release. */
+struct hold {
+	struct swait_head *h;
+	struct swait_list batch;	/* a walk's detached waiters */
+	bool walking;			/* a walk is in progress (counted) */
+	bool by_walks;			/* flipped a SLEEPING_V waiter (W1) */
+	bool quiesced;			/* walk_done() found a quiescer */
+	bool pi;
+	unsigned own_wakes;		/* W4 */
+	unsigned steps;			/* walk steps in this lock hold */
+	unsigned nwords;
+	uint32_t *words[HOLD_WORDS];	/* flipped, to FUTEX_WAKE */
+};
+
+static inline void hold_init(struct hold *k, struct swait_head *h)
+{
+	k->h = h;
+	k->walking = k->by_walks = k->quiesced = false;
+	k->pi = (load_relaxed(&h->walks) & SWAIT_WALKS_PI) != 0;
+	k->own_wakes = k->steps = k->nwords = 0;
+}
+
+void swait_wake_word(uint32_t *word)
+{
+	swait_futex_wake(word, 1);
+}
+
+static void flush_words(struct hold *k)
+{
+	for (unsigned i = 0; i < k->nwords; i++) {
+		SWAIT_RACE();	/* between the word store and FUTEX_WAKE */
+		swait_futex_wake(k->words[i], 1);
+	}
+	k->nwords = 0;
+}
+
+static void add_word(struct hold *k, uint32_t *word)
+{
+	if (k->nwords == HOLD_WORDS)
+		flush_words(k);	/* under the lock: slower, still right */
+	k->words[k->nwords++] = word;
+}
+
+/* ------------------------------------------- the waker's side of a node */
+
+/*
+ * dequeue_and_flip() for a node of a group (lock held): G1, G2, G4.  Returns
+ * the group word to FUTEX_WAKE after unlock if this wake is the first since
+ * the thread announced its sleep, else NULL.
+ */
+static uint32_t *dequeue_and_flip_grouped(struct swait_head *h,
+					  struct swait_waiter *w, uint32_t s,
+					  uint32_t how)
+{
+	unsigned idx = (s >> SWAIT_GROUP_SHIFT) & SWAIT_SUBSTATE;
+	struct swait_waiter *w0 = w - idx;
+	uint32_t old;
+
+	swait_check(w->head == h && idx < SWAIT_ANY_MAX &&
+		    (s & SWAIT_SUBSTATE) == SWAIT_QUEUED,
+		    "a queued group node was overwritten (waiters[] reused or "
+		    "freed while queued?) [node, its head, this head]",
+		    w, w->head, h);
+	list_del(w);
+	store_relaxed(&w->state, SWAIT_GROUP | idx << SWAIT_GROUP_SHIFT | how);
+	SWAIT_RACE();
+	swait_trace3(wake, h, w, how);
+	/*
+	 * The last access to the group (G4).  Release: publishes what the
+	 * waker wrote before the wake (O3); pairs with the acquire loads of G
+	 * in swait_wait_any().
+	 */
+	swait_ann_happens_before(&w0->group);
+	old = __atomic_fetch_or(&w0->group, 1u << idx, __ATOMIC_RELEASE);
+	if ((old & G_SLEEPING) && !(old & G_WOKEN_MASK))
+		return &w0->group;	/* G3: the first wake of this sleep */
+	return NULL;
+}
+
+/*
+ * Take w off its list and flip it to woken (lock held).  Returns the word to
+ * FUTEX_WAKE after unlock if its thread announced a sleep, else NULL.  A
+ * walk passes by_walks: a thread asleep in futex_waitv() (SLEEPING_V) is
+ * then left to the walk's one FUTEX_WAKE of h->walks (W1), and *by_walks
+ * set instead of a word returned.
+ */
+static uint32_t *dequeue_and_flip(struct swait_head *h, struct swait_waiter *w,
+				  uint32_t how, bool *by_walks)
+{
+	uint32_t old, s = load_relaxed(&w->state);
+
+	if (s & SWAIT_GROUP)
+		return dequeue_and_flip_grouped(h, w, s, how);
+	swait_check(swait_waiter_tag_ok(w->group) && w->head == h,
+		    "a queued waiter was overwritten (waiter memory reused or "
+		    "freed while queued?) [waiter, its head, this head]",
+		    w, w->head, h);
+	/*
+	 * w->group stays: the waiter may be reading its tag right now, before
+	 * its announce (lib/swait.c W4).
+	 */
+	list_del(w);
+	SWAIT_RACE();
+	/*
+	 * I3: the last access to *w.  Release: publishes the dequeue and all
+	 * the waker wrote before the wake (O3); pairs with the acquire loads
+	 * and CASes of w->state in swait_sleep() and swait_finish().
+	 */
+	swait_trace3(wake, h, w, how);	/* w is still queued: alive */
+	swait_ann_happens_before(&w->state);
+	old = __atomic_exchange_n(&w->state, how, __ATOMIC_RELEASE);
+	if (old == SWAIT_SLEEPING_V && by_walks) {
+		*by_walks = true;
+		return NULL;
+	}
+	return swait_state_sleeping(old) ? &w->state : NULL;
+}
+
+uint32_t *swait_wake_one_locked(struct swait_head *h)
+{
+	if (list_empty(&h->list))
+		return NULL;
+	return dequeue_and_flip(h, waiter_of(h->list.next), SWAIT_WOKEN_ONE,
+				NULL);
+}
+
+/* ------------------------------------------------------------- walks */
+
+/* Lock held: one walk ends.  Returns whether quiescers must be woken. */
+static bool walk_done(struct swait_head *h)
+{
+	uint32_t v = load_relaxed(&h->walks) - 1;
+
+	/* W2: a new generation, so the word does not go back to a value. */
+	v = (v & ~SWAIT_WALKS_GEN) |
+	    ((v + SWAIT_WALKS_GEN_ONE) & SWAIT_WALKS_GEN);
+	if ((v & SWAIT_WALKS_MASK) != 0) {
+		store_relaxed(&h->walks, v);
+		return false;
+	}
+	store_relaxed(&h->walks,
+		      v & (SWAIT_WALKS_PI | SWAIT_WALKS_GEN | SWAIT_WALKS_BCAST));
+	return (v & SWAIT_WALKS_QUIESCER) != 0;
+}
+
+/*
+ * Lock held: a wake_all.  Detach the queued set in O(1): later arrivals
+ * queue on the head and are not ours.  Waiters in the batch still belong
+ * to h: one that times out unlinks itself from the batch under h's lock
+ * (list_del needs no anchor), and destroy waits while a walk is counted.
+ * A PI head's walk is counted in REFS by the hold itself (L7).
+ */
+static void walk_start(struct hold *k)
+{
+	struct swait_head *h = k->h;
+
+	if (list_empty(&h->list))
+		return;
+	if (!k->walking) {
+		k->batch.next = k->batch.prev = &k->batch;
+		k->walking = true;
+		if (!k->pi)
+			store_relaxed(&h->walks, load_relaxed(&h->walks) + 1);
+	}
+	list_splice_tail_init(&h->list, &k->batch);
+}
+
+/* Lock held: flip the batch's first waiter, or end the walk. */
+static void walk_step(struct hold *k)
+{
+	struct swait_head *h = k->h;
+	struct swait_waiter *w;
+	uint32_t *word;
+
+	if (k->batch.next != &k->batch) {
+		w = waiter_of(k->batch.next);
+		word = dequeue_and_flip(h, w, SWAIT_WOKEN_ALL, &k->by_walks);
+		if (word) {
+			add_word(k, word);
+			/*
+			 * W4: the second single sleeper that needs a wake of
+			 * its own makes h a broadcast head, so that the
+			 * waiters this walk wakes sleep in futex_waitv next
+			 * time.  Never a PI head: its walks word holds REFS
+			 * (L7), which moves too often to sleep on.
+			 */
+			if (word == &w->state && ++k->own_wakes == 2 && !k->pi)
+				store_relaxed(&h->walks,
+					      load_relaxed(&h->walks) |
+					      SWAIT_WALKS_BCAST);
+		}
+		k->steps++;
+#if SWAIT_TEST_HOOKS
+		/* Concurrent walks update it with atomics: a sync word. */
+		swait_ann_sync_word(&swait_hook_max_hold_steps,
+				    sizeof(swait_hook_max_hold_steps));
+		if (k->steps > __atomic_load_n(&swait_hook_max_hold_steps,
+					       __ATOMIC_RELAXED))
+			__atomic_store_n(&swait_hook_max_hold_steps, k->steps,
+					 __ATOMIC_RELAXED);
+#endif
+	}
+	if (k->batch.next == &k->batch) {	/* the rest may have left */
+		k->walking = false;
+		if (!k->pi && walk_done(h))
+			k->quiesced = true;
+	}
+}
+
+/* ---------------------------------------------------------- performing */
+
+/* Lock held: the calls a set stands for (L3), as they would do them. */
+static void perform(struct hold *k, const struct swait_posted *p)
+{
+	struct swait_head *h = k->h;
+	uint32_t n;
+
+	if (p->completes || p->complete_all) {
+		void (*sink)(struct swait_head *, uint32_t, bool) =
+			__atomic_load_n(&swait_complete_sink, __ATOMIC_RELAXED);
+
+		/* Only lib/completion.c posts completes, having set it. */
+		swait_check(sink != NULL, "a complete was posted to a head "
+			    "that is not a completion's [head]", h, NULL, NULL);
+		sink(h, p->completes, p->complete_all);
+	}
+	/* Each wake_one and each complete wakes the longest waiter. */
+	for (n = p->ones + p->completes; n > 0 && !list_empty(&h->list); n--) {
+		uint32_t *word = swait_wake_one_locked(h);
+
+		if (word)
+			add_word(k, word);
+	}
+	if (p->wake_all || p->complete_all)
+		walk_start(k);
+}
+
+/*
+ * Release the hold k (lock held): perform what is posted, walk, and wake
+ * the flipped words after each release.  After the last release nothing
+ * here touches *h but by FUTEX_WAKE of its walks word (W1), an address.
+ */
+static void hold_release(struct hold *k)
+{
+	struct swait_head *h = k->h;
+	struct swait_posted p;
+	bool more;
+
+	for (;;) {
+		if (k->walking)
+			walk_step(k);
+		more = k->walking;
+		/* L5: inside a handler at depth > 1, walk in one hold. */
+		if (more && !swait_head_may_wait())
+			continue;
+		if (!swait_head_try_release(h, more, &p)) {
+			perform(k, &p);
+			continue;
+		}
+		k->steps = 0;
+		flush_words(k);
+		if (!more)
+			break;
+		swait_head_relock(h);
+	}
+	/*
+	 * W1: one system call for every waiter of the walk asleep in
+	 * futex_waitv(), and for the quiescers.  walk_done() changed the word
+	 * after the last flip; this wake comes after the unlock, an address
+	 * only, as every wake (I3).
+	 */
+	if (k->quiesced || k->by_walks) {
+		k->quiesced = k->by_walks = false;
+		swait_futex_wake(&h->walks, INT_MAX);
+	}
+}
+
+void swait_head_unlock(struct swait_head *h)
+{
+	struct hold k;
+
+	hold_init(&k, h);
+	hold_release(&k);
+}
+
+static void do_call(struct hold *k, enum swait_post what)
+{
+	struct swait_posted p = swait_posted_of(what);
+
+	perform(k, &p);
+}
+
+/* A wake that may wait for the lock (depth 0). */
+static void wake_now(struct swait_head *h, enum swait_post what)
+{
+	struct hold k;
+
+	hold_init(&k, h);
+	swait_head_lock(h);
+	do_call(&k, what);
+	hold_release(&k);
+}
+
+/*
+ * The four wakes' way past their peek: a handler that interrupted a hold of
+ * its thread (L2), or a sleep's asynchronous-cancellation window (C1).
+ */
+__attribute__((noinline, cold))
+static void wake_in_handler(struct swait_head *h, enum swait_post what)
+{
+	int state, type;
+
+	if (__atomic_load_n(&swait_tls.depth, __ATOMIC_RELAXED) != 0) {
+		struct hold k;
+
+		hold_init(&k, h);
+		if (swait_head_lock_or_post(h, what)) {
+			do_call(&k, what);
+			hold_release(&k);
+		}
+		return;	/* posted: the holder performs it (L3) */
+	}
+	/*
+	 * C1: nothing unwinds the call while it holds a lock.  Disabled, so
+	 * that a cancel signal already in flight is ignored; deferred too,
+	 * because glibc 2.36 acts on a pending cancel when an asynchronous
+	 * thread re-enables, but leaves the thread's result NULL instead of
+	 * PTHREAD_CANCELED; a deferred one is acted on at the re-enable with
+	 * the right result.
+	 */
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
+	pthread_setcanceltype(PTHREAD_CANCEL_DEFERRED, &type);
+	wake_now(h, what);
+	pthread_setcancelstate(state, NULL);	/* a cancel may act here */
+	pthread_setcanceltype(type, NULL);
+}
+
+void swait_wake_call(struct swait_head *h, enum swait_post what)
+{
+	if (swait_unlikely((__atomic_load_n(&swait_tls.depth,
+					    __ATOMIC_RELAXED) |
+			    __atomic_load_n(&swait_tls.async_window,
+					    __ATOMIC_RELAXED)) != 0))
+		wake_in_handler(h, what);
+	else
+		wake_now(h, what);
+}
+
+SWAIT_EXPORT void swait_wake_one(struct swait_head *h)
+{
+	/* O1: order the caller's store of its condition before the peek. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (list_empty(&h->list))
+		return;
+	swait_wake_call(h, SWAIT_POST_WAKE_ONE);
+}
+
+SWAIT_EXPORT void swait_wake_all(struct swait_head *h)
+{
+	/* O1, as in swait_wake_one(). */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (list_empty(&h->list))
+		return;
+	swait_wake_call(h, SWAIT_POST_WAKE_ALL);
+}
+
+/* ------------------------------------------------------------ quiescing */
+
+void swait_quiesce_dropping_lock(struct swait_head *h)
+{
+	uint32_t v;
+
+	if (load_relaxed(&h->walks) & SWAIT_WALKS_PI) {
+		/*
+		 * L7: walks on a PI head are counted in REFS, with everyone
+		 * else who takes or leaves its lock; wait until we are the
+		 * only one.  Each of them finishes an O(1) hold.
+		 */
+		while ((__atomic_load_n(&h->walks, __ATOMIC_ACQUIRE) &
+			SWAIT_PI_REFS_MASK) > 1) {
+			swait_head_unlock(h);
+			sched_yield();
+			swait_head_lock(h);
+		}
+		return;
+	}
+	while (((v = load_relaxed(&h->walks)) & SWAIT_WALKS_MASK) != 0) {
+		v |= SWAIT_WALKS_QUIESCER;
+		store_relaxed(&h->walks, v);
+		swait_head_unlock(h);
+		/* walk_done() clears the count, then wakes us after unlock. */
+		(void)swait_futex_wait(&h->walks, v, CLOCK_MONOTONIC, NULL);
+		swait_head_lock(h);
+	}
+}
