@@ -88,23 +88,52 @@
  * returned (the macros call it).  A waker may still issue a FUTEX_WAKE on
  * the departed waiter's address; that is harmless (futexes are private and
  * keyed by address: at worst a spurious wakeup of whatever lives there
- * next, which every futex user tolerates).  A head
- * may be destroyed or freed only when no thread is inside any swait call on
- * it.  A completion is the exception that makes on-stack handshakes work:
- * the thread whose swait_completion_wait*() returned 0 may free the
- * completion at once, as in the kernel (see the completion section).
+ * next, which every futex user tolerates).
+ *
+ * A head may be freed once swait_head_destroy() has returned 0, and
+ * destroy returns 0 once no waiter is queued on it: it waits, without
+ * returning EBUSY, for a swait_wake_all() still walking the head (a few
+ * lock holds per waiter left in its batch), and performs every wake that
+ * a signal handler posted to the head's lock holder (below).  Threads it
+ * woke may still be on their way out of their waits: a woken waiter does
+ * not read its head again, on any path (futex_waitv, PI heads, timeouts,
+ * EINTR, cancellation), with one exception.  A thread that a
+ * swait_wake_one() selected and that leaves without having slept on that
+ * wake (its condition was already true, or it was cancelled after the
+ * wake) passes the wake on to the head (No swallowed wakeups, above)
+ * before its call returns; after a swait_wake_one(), free the head only
+ * once the woken thread's wait has returned.  So POSIX's pattern works:
+ * wake every waiter with swait_wake_all(), and the first woken thread (or
+ * any thread that knows no waiter is queued and none will queue again)
+ * destroys and frees the head.  EBUSY means a waiter is queued; the head
+ * is then left as it was.  A completion is the exception that makes
+ * on-stack handshakes work: the thread whose swait_completion_wait*()
+ * returned 0 may free the completion at once, as in the kernel (see the
+ * completion section).
  *
  * Signals.  swait_wake_one(), swait_wake_all(), swait_complete() and
  * swait_complete_all() are async-signal-safe: a signal handler may call them
  * (a POSIX timer, SIGCHLD, a SIGTERM handler completing a shutdown
- * completion), on any thread, whatever lock that thread holds.  A handler
- * never waits for a head lock while its own thread takes or holds one: a
- * wake of a head the interrupted thread holds, or of any head while it
- * holds another, is recorded in the interrupted thread and performed by it
- * as soon as it holds no head lock, before the interrupted call returns.
- * So handlers on several threads may wake heads the other threads hold
- * without deadlock, on ordinary and PI heads, and no wake and no
- * completion is lost.  The other calls are not async-signal-safe.
+ * completion), on any thread, whatever lock that thread holds, nested in
+ * other handlers to any depth.  A handler that interrupted its own thread
+ * while that thread takes or holds a head lock never waits for a lock: if
+ * the head it wakes is free it takes it and wakes at once; if it is held
+ * (by its own thread, another thread or another handler) it adds its call
+ * to that head's lock word and returns, and the holder performs the call
+ * before its release of that lock completes.  So when such a call returns,
+ * its wake is either done or pending on the head it targets, and it is
+ * done before anyone else can take that head's lock: a swait_completion_
+ * done() or try_wait() after swait_complete() returned sees the event, and
+ * swait_head_destroy() performs what is pending before it returns.  No wake
+ * and no completion is lost, none is performed twice, handlers on several
+ * threads may wake heads the other threads hold without deadlock (ordinary
+ * and PI heads), and nothing is reserved per thread: any number of
+ * handlers may wake any number of heads during one lock hold.  Past 15
+ * wake_ones pending on one hold they become one wake_all (spurious
+ * wakeups, allowed).  One bound remains, on how many completes may be
+ * pending on one hold of a completion's lock (16,777,215; 262,143 on a PI
+ * head, see swait(7), Limits): a handler that finds that many waits for
+ * the holder to take them.  The other calls are not async-signal-safe.
  * pthread_cond_signal() makes no such promise.
  *
  * Errors are returned as positive errno values (pthread style); errno is

@@ -17,8 +17,9 @@
  * posted calls first.  The posts live in the head, not in any thread, so
  * nothing is reserved, nothing nests wrong and nothing fills up.
  *
- * RULES (tests/model/post.pml checks L1-L5 with nested handlers at every
- * step, two threads whose handlers wake each other's heads, and destroy)
+ * RULES (tests/model/post.pml checks them with nested handlers at every
+ * step, two threads whose handlers wake each other's heads, and destroy;
+ * its seeded bugs, tests/mutants/mutants.txt, show each check can fail)
  *
  *  L1. A thread counts the holds it is taking or in (swait_tls.depth): +1
  *      before it tries a lock, -1 after the release that ends the hold.  A
@@ -49,11 +50,14 @@
  *      hold, because taking the lock again could wait (L4).  Between two
  *      steps the walk is still counted on the head (the walks count, or
  *      REFS), which licenses its next lock and makes destroy wait.
- *  L6. Counts saturate safely: more than 15 posted wake_ones become a
- *      wake_all (spurious wakeups are allowed); posted completes count to
- *      16,777,215 per hold, and a handler that would overflow the count
- *      waits for the holder to take the set (the one bound left; swait(7),
- *      Limits, says what it takes to reach it).
+ *  L6. Counts saturate safely: more than 15 posted wake_ones (one on a PI
+ *      head) become a wake_all (spurious wakeups are allowed); posted
+ *      completes count to 16,777,215 per hold (262,143 on a PI head), and a
+ *      handler that would overflow the count waits for the holder to take
+ *      the set (the one bound left: a holder on another thread takes it in
+ *      O(1); one on the handler's own thread only after that many handlers
+ *      ran back to back on it, which swait(7), Limits, argues is out of
+ *      reach of a thread that makes progress at all).
  *  L7. PI head.  The lock word belongs to the kernel (owner's tid), so the
  *      posted set lives in the walks word with REFS, the number of threads
  *      taking, holding or leaving the lock (or walking).  A taker adds
@@ -64,8 +68,9 @@
  *      only while REFS > 0, so some counted thread's release sees it; a
  *      wake at depth > 0 that finds REFS 0 counts itself and takes the
  *      free lock, or, if a newcomer took it first, hands its call to the
- *      newcomer's REFS and leaves.  Completions are never PI heads, so a
- *      PI head carries only wake_ones (63, then wake_all) and wake_all.
+ *      newcomer's REFS and leaves.  REFS has 10 bits: a taker that finds
+ *      1,023 others counted yields until one leaves (it holds nothing, L4),
+ *      and the posted set has the rest of the word but the PI flag.
  *
  * Ordering.  A post is a release CAS and the holder takes the set with an
  * acquire CAS, so what a handler wrote before its wake (the condition) is

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "annotate.h"
 #include "internal.h"
 #include "swait.h"
 
@@ -97,6 +98,33 @@ bool swait_head_try_release(struct swait_head *head, bool keep_ref,
  * miss a complete whose call has returned.
  */
 bool swait_head_posted(const struct swait_head *head);
+
+/*
+ * The common release, inline: an ordinary head held, nobody parked,
+ * nothing posted: one CAS HELD -> 0 ends the hold (L3).  Returns false,
+ * having changed nothing, for everything else; the caller then goes the
+ * full way (lib/wake.c).
+ */
+static inline bool swait_head_release_fast(struct swait_head *head)
+{
+	uint32_t v = 1;	/* SWAIT_LOCK_HELD (lib/lock.h) */
+
+	/* A PI head's word is its owner's id, which may be 1: look first. */
+	if (__atomic_load_n(&head->walks, __ATOMIC_RELAXED) &
+	    SWAIT_HEAD_PI_BIT)
+		return false;
+	swait_ann_lock_released(head);
+	if (!__atomic_compare_exchange_n(&head->lock, &v, 0, false,
+					 __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+		swait_ann_lock_acquired(head);
+		return false;
+	}
+	swait_signal_fence();
+	__atomic_store_n(&swait_tls.depth,
+			 __atomic_load_n(&swait_tls.depth, __ATOMIC_RELAXED) - 1,
+			 __ATOMIC_RELAXED);
+	return true;
+}
 
 /* Take the lock again between two steps of a walk (L5). */
 void swait_head_relock(struct swait_head *head);

@@ -11,10 +11,12 @@
  * A waiter lives in its thread's stack frame; its 32-bit state is the futex
  * word that thread sleeps on.
  *
- * This file holds the single waiter's side (prepare, sleep, finish) and the
- * waker's side of every node, single or grouped (wake_one, wake_all, the
- * flips).  The rules of groups are lib/any.c's (G1-G5); the rules of wakes
- * from signal handlers are lib/defer.c's (S1-S5).  tests/model/swait.pml
+ * This file holds the single waiter's side (prepare, sleep, finish), init
+ * and destroy; lib/wake.c the waker's side of every node, single or grouped
+ * (wake_one, wake_all, the flips) and what a lock hold does before its
+ * release.  The rules of groups are lib/any.c's (G1-G5); the rules of the
+ * head lock and of wakes from signal handlers are lib/headlock.c's
+ * (L1-L7, checked by tests/model/post.pml).  tests/model/swait.pml
  * checks I1-I6, O1-O3 and W1-W3 exhaustively for three waiters and two
  * wakers, and its seeded bugs (tests/mutants/) show that each check can
  * fail.
@@ -66,7 +68,10 @@
  *      list.  swait_finish() takes it off under the lock.  Cancellation
  *      runs swait_finish() from a cleanup handler.
  *  I5. Every lock hold is O(1): one enqueue, one dequeue, one splice, or one
- *      step of a wake_all walk.  FUTEX_WAKE is always issued after unlock.
+ *      step of a wake_all walk, plus the calls signal handlers posted to
+ *      that hold (lib/headlock.c L3), one dequeue each.  FUTEX_WAKE is
+ *      issued after unlock (lib/wake.c: but for the ninth flip onwards of
+ *      one hold, which only a storm of posts makes).
  *  I6. A wake_one selection is never lost: a waiter that leaves in WOKEN_ONE
  *      without a sleep having consumed it passes the wake on (finish).  A
  *      prepare of a WOKEN waiter consumes the wake, because the caller
@@ -173,12 +178,12 @@
  *      hence before the walk's FUTEX_WAKE, which finds it; if after, it
  *      sees WOKEN_* and returns EAGAIN.  The value it expects of h->walks
  *      does not matter to this argument; a stale value costs an EAGAIN
- *      and another try.  Belt and braces, for a kernel that compared the
- *      words in another order: walk_done() advances a 7-bit generation
- *      in h->walks (lib/state.h), so the word does not go back to a value
- *      a sleeper read before the walk's end (unless 128 walks end in the
- *      moment between that read and the kernel's compare), and the compare
- *      of h->walks fails instead.
+ *      and a fall back to FUTEX_WAIT (W4).  Belt and braces, for a kernel
+ *      that compared the words in another order: walk_done() advances a
+ *      7-bit generation in h->walks (lib/state.h), so the word does not go
+ *      back to a value a sleeper read before the walk's end (unless 128
+ *      walks end in the moment between that read and the kernel's
+ *      compare), and the compare of h->walks fails instead.
  *  W3. Where the kernel lacks futex_waitv() (ENOSYS; EPERM from a seccomp
  *      filter that predates it), the sleeper re-announces SLEEPING with a
  *      CAS (a failed CAS is a wake that came first) and uses FUTEX_WAIT on
@@ -195,7 +200,18 @@
  *      wakes after that sleep in futex_waitv next time), and nothing
  *      clears but an init.  The bit only chooses how a sleeper sleeps; W1-W3
  *      hold for any mix of SLEEPING and SLEEPING_V waiters, so its timing
- *      does not matter (the model chooses freely at each announce).
+ *      does not matter (the model chooses freely at each announce).  The
+ *      choice, and the walks value the sleep will expect, are made by
+ *      prepare under the lock and kept in the waiter (w->group, lib/state.h):
+ *      the sleep never reads the head, because by then a walk may have
+ *      flipped it, and the first woken thread may have destroyed and freed
+ *      the head (swait_head_destroy).  The kernel reading an unmapped walks
+ *      word answers EFAULT, and a sleeper that gets EFAULT, EAGAIN, a wake
+ *      not for it or ENOSYS with its word still SLEEPING_V re-announces
+ *      SLEEPING (a CAS; failing, it was woken) and sleeps on its own word
+ *      alone: a walk then gives it a FUTEX_WAKE of its own (W3).  PI heads
+ *      never set BCAST: their walks word counts the threads at the lock
+ *      (lib/headlock.c L7) and moves with every hold.
  *
  * COST
  *

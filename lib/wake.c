@@ -76,6 +76,7 @@ struct hold {
 	bool pi;
 	unsigned own_wakes;		/* W4 */
 	unsigned steps;			/* walk steps in this lock hold */
+	unsigned woken;			/* walk steps in all (tracing) */
 	unsigned nwords;
 	uint32_t *words[HOLD_WORDS];	/* flipped, to FUTEX_WAKE */
 };
@@ -85,7 +86,7 @@ static inline void hold_init(struct hold *k, struct swait_head *h)
 	k->h = h;
 	k->walking = k->by_walks = k->quiesced = false;
 	k->pi = (load_relaxed(&h->walks) & SWAIT_WALKS_PI) != 0;
-	k->own_wakes = k->steps = k->nwords = 0;
+	k->own_wakes = k->steps = k->woken = k->nwords = 0;
 }
 
 void swait_wake_word(uint32_t *word)
@@ -258,6 +259,7 @@ static void walk_step(struct hold *k)
 					      SWAIT_WALKS_BCAST);
 		}
 		k->steps++;
+		k->woken++;
 #if SWAIT_TEST_HOOKS
 		/* Concurrent walks update it with atomics: a sync word. */
 		swait_ann_sync_word(&swait_hook_max_hold_steps,
@@ -269,7 +271,9 @@ static void walk_step(struct hold *k)
 #endif
 	}
 	if (k->batch.next == &k->batch) {	/* the rest may have left */
+		swait_trace2(wake_all, h, k->woken);
 		k->walking = false;
+		k->woken = 0;
 		if (!k->pi && walk_done(h))
 			k->quiesced = true;
 	}
@@ -343,12 +347,22 @@ static void hold_release(struct hold *k)
 	}
 }
 
-void swait_head_unlock(struct swait_head *h)
+__attribute__((noinline))
+static void head_unlock_slow(struct swait_head *h, uint32_t *word)
 {
 	struct hold k;
 
 	hold_init(&k, h);
+	if (word)
+		add_word(&k, word);
 	hold_release(&k);
+}
+
+void swait_head_unlock(struct swait_head *h)
+{
+	if (swait_likely(swait_head_release_fast(h)))
+		return;
+	head_unlock_slow(h, NULL);
 }
 
 static void do_call(struct hold *k, enum swait_post what)
@@ -363,8 +377,22 @@ static void wake_now(struct swait_head *h, enum swait_post what)
 {
 	struct hold k;
 
-	hold_init(&k, h);
 	swait_head_lock(h);
+	if (swait_likely(what == SWAIT_POST_WAKE_ONE)) {
+		/* The handoff's path: no hold to carry unless posts came. */
+		uint32_t *word = swait_wake_one_locked(h);
+
+		if (swait_likely(swait_head_release_fast(h))) {
+			if (word) {
+				SWAIT_RACE();	/* the word store, FUTEX_WAKE */
+				swait_futex_wake(word, 1);
+			}
+		} else {
+			head_unlock_slow(h, word);
+		}
+		return;
+	}
+	hold_init(&k, h);
 	do_call(&k, what);
 	hold_release(&k);
 }
