@@ -22,7 +22,10 @@
  *     pthread_cond_signal() promises "at least one".
  *   - Nothing is allocated.  A wake on an empty head takes no lock and makes
  *     no system call.  Every lock hold is O(1): swait_wake_all() drops the
- *     lock between two wakes, as the kernel's swake_up_all() does.
+ *     lock between two wakes, as the kernel's swake_up_all() does.  The
+ *     exception is swait_complete_all(), which wakes every waiter of the
+ *     completion in one hold, as the kernel's complete_all() does, so that
+ *     a waiter it woke may free the completion as soon as it returns.
  *   - Waiters are process-private (FUTEX_PRIVATE_FLAG).  A head must not be
  *     placed in memory shared between processes.  After fork(), _Fork()
  *     or clone() without CLONE_VM the child owns a copy of every head; a
@@ -91,22 +94,25 @@
  * next, which every futex user tolerates).
  *
  * A head may be freed once swait_head_destroy() has returned 0, and
- * destroy returns 0 once no waiter is queued on it: it waits, without
- * returning EBUSY, for a swait_wake_all() still walking the head (a few
- * lock holds per waiter left in its batch), and performs every wake that
- * a signal handler posted to the head's lock holder (below).  Threads it
- * woke may still be on their way out of their waits: a woken waiter does
- * not read its head again, on any path (futex_waitv, PI heads, timeouts,
- * EINTR, cancellation), with one exception.  A thread that a
- * swait_wake_one() selected and that leaves without having slept on that
- * wake (its condition was already true, or it was cancelled after the
- * wake) passes the wake on to the head (No swallowed wakeups, above)
- * before its call returns; after a swait_wake_one(), free the head only
- * once the woken thread's wait has returned.  So POSIX's pattern works:
- * wake every waiter with swait_wake_all(), and the first woken thread (or
- * any thread that knows no waiter is queued and none will queue again)
+ * destroy returns 0 once no waiter is queued on it, even while threads it
+ * woke are still on their way out of their waits.  After it returned 0, no
+ * thread of the library touches the head again: it performs every wake a
+ * signal handler posted to the head's lock holder (below), waits for a
+ * swait_wake_all() still walking the head (a few lock holds per waiter
+ * left in its batch), and waits for the threads a swait_wake_one() woke
+ * (or a wake of a swait_wait_any() group's node) that may still touch the
+ * head: one that leaves without having slept on its wake passes the wake on
+ * (No swallowed wakeups, above), a group's swait_finish_any() locks each
+ * head.  Each of those takes a few steps inside the library, or finishes
+ * evaluating its condition first: so a condition must not wait for the
+ * thread that destroys its head.  Waiters a swait_wake_all() woke never
+ * read the head again, on any path (futex_waitv, PI heads, timeouts,
+ * EINTR, cancellation), and destroy does not wait for them.  So POSIX's
+ * pattern works: wake the waiters, and the first woken thread (or any
+ * thread that knows no waiter is queued and none will queue again)
  * destroys and frees the head.  EBUSY means a waiter is queued; the head
- * is then left as it was.  A completion is the exception that makes
+ * is then left as it was.  A thread must finish its own waiter on a head
+ * (swait_finish) before it destroys that head.  A completion is the exception that makes
  * on-stack handshakes work: the thread whose swait_completion_wait*()
  * returned 0 may free the completion at once, as in the kernel (see the
  * completion section).

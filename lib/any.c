@@ -75,11 +75,22 @@ static void pass_on(struct swait_head *const heads[], uint32_t pass)
 			swait_wake_one(heads[i]);
 }
 
+/*
+ * Each node in left was woken, so counted as a leaver on its head
+ * (lib/wake.c, LEAVERS); after its pass-on, this is its last access.
+ */
+static void leave(struct swait_head *const heads[], uint32_t left)
+{
+	for (unsigned i = 0; left != 0; i++, left >>= 1)
+		if (left & 1)
+			swait_head_leave(heads[i]);
+}
+
 SWAIT_EXPORT void swait_prepare_any(struct swait_head *const heads[],
 				    unsigned n, struct swait_waiter ws[])
 {
 	uint32_t *g = &ws[0].group;
-	uint32_t pass = 0, consumed;
+	uint32_t pass = 0, left = 0, consumed;
 
 	swait_check(group_size_ok(n),
 		    "swait_prepare_any: n must be 1..SWAIT_ANY_MAX "
@@ -119,6 +130,8 @@ SWAIT_EXPORT void swait_prepare_any(struct swait_head *const heads[],
 			 */
 			if (s == (tag | SWAIT_WOKEN_ONE) && i + 1 != consumed)
 				pass |= 1u << i;
+			if (s != SWAIT_IDLE)
+				left |= 1u << i;
 			swait_ann_sync_word(&w->state, sizeof(w->state));
 			list_add_tail(&h->list, &w->link);
 			w->head = h;
@@ -133,6 +146,7 @@ SWAIT_EXPORT void swait_prepare_any(struct swait_head *const heads[],
 	}
 	/* Behind our re-queued node: to another waiter, if there is one. */
 	pass_on(heads, pass);
+	leave(heads, left);
 	SWAIT_RACE();
 	/* O1, as at the end of swait_prepare(), for every head at once. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -240,7 +254,7 @@ SWAIT_EXPORT void swait_finish_any(struct swait_head *const heads[],
 				   unsigned n, struct swait_waiter ws[])
 {
 	uint32_t *g = &ws[0].group;
-	uint32_t pass = 0, consumed;
+	uint32_t pass = 0, left = 0, consumed;
 
 	if (!group_size_ok(n))
 		return;
@@ -266,6 +280,10 @@ SWAIT_EXPORT void swait_finish_any(struct swait_head *const heads[],
 			case SWAIT_WOKEN_ONE:
 				if (i + 1 != consumed)	/* G5 */
 					pass |= 1u << i;
+				left |= 1u << i;
+				break;
+			default:			/* WOKEN_ALL */
+				left |= 1u << i;
 				break;
 			}
 			if (i != 0)
@@ -280,5 +298,6 @@ SWAIT_EXPORT void swait_finish_any(struct swait_head *const heads[],
 	swait_ann_idle_word(g);
 	SWAIT_RACE();
 	pass_on(heads, pass);	/* G5, as I6 */
+	leave(heads, left);
 }
 

@@ -10,10 +10,10 @@
  *    section, and touches the completion only by FUTEX_WAKE after unlocking.
  *    A waiter that consumes done takes the same lock, so it cannot return
  *    before the completer is done with the memory.
- *  - swait_complete_all() walks its waiters with the lock dropped between
- *    wakes (bounded hold, lib/swait.c I5).  A waiter that sees done ==
- *    UINT_MAX therefore also waits, under the lock, until no walk is in
- *    progress (swait_quiesce_dropping_lock) before it may return.
+ *  - swait_complete_all() sets done to UINT_MAX and wakes every waiter in
+ *    the same critical section, as the kernel's does (lib/wake.c), so a
+ *    waiter that sees UINT_MAX under the lock may return and free the
+ *    completion: nothing of the complete_all is left to do on it.
  *
  * Completes posted by signal handlers (lib/headlock.c L2) are performed by
  * the lock's holder before its release, through complete_sink(), which
@@ -100,9 +100,9 @@ SWAIT_EXPORT void swait_complete_all(struct swait_completion *c)
 
 /*
  * Whether an event is posted, consuming one if consume.  Under the lock even
- * when it only looks, as in the kernel: a complete() still holding the lock
- * (or a complete_all() walk, which quiesce waits out) is done with *c when
- * this returns, so the caller may free c on true.
+ * when it only looks, as in the kernel: a complete() or complete_all() (which
+ * walks its waiters in that one hold) still holding the lock is done with *c
+ * when this returns, so the caller may free c on true.
  */
 static bool check_done(struct swait_completion *c, bool consume)
 {
@@ -112,9 +112,7 @@ static bool check_done(struct swait_completion *c, bool consume)
 		return false;
 	swait_head_lock(&c->wait);
 	d = c->done;
-	if (d == UINT_MAX)
-		swait_quiesce_dropping_lock(&c->wait);
-	else if (d != 0 && consume)
+	if (d != 0 && d != UINT_MAX && consume)
 		set_done(c, d - 1);
 	swait_head_unlock(&c->wait);
 	return d != 0;

@@ -241,14 +241,15 @@ static bool add_word(uint32_t v, enum swait_post what, uint32_t n,
 }
 
 /*
- * A PI head's walks word: REFS and the posted set (L7).  REFS has 10 bits:
- * a thread that would take the lock past 1,023 others waits first
- * (take_ref()); posted completes have 18 bits, and wake_ones one (a second
- * makes a wake_all).
+ * A PI head's walks word: REFS and the posted set (L7).  REFS has 16 bits:
+ * a thread that would take the lock while 32,767 others are counted waits
+ * first (take_ref()), which leaves room for the waiters a wake_one counts
+ * (lib/wake.c: they cannot wait); posted completes have 12 bits, and
+ * wake_ones one (a second makes a wake_all).
  */
 #define PI_ONE		0x80000000u
-#define PI_COMPLETE	0x00000400u
-#define PI_COMPLETE_MASK 0x0ffffc00u
+#define PI_COMPLETE	0x00010000u
+#define PI_COMPLETE_MASK 0x0fff0000u
 #define PI_WAKE_ALL	0x10000000u
 #define PI_COMPLETE_ALL	0x20000000u
 #define PI_POSTED	(PI_ONE | PI_COMPLETE_MASK | PI_WAKE_ALL | \
@@ -295,13 +296,13 @@ static void wait_for_room(void)
 	sched_yield();
 }
 
-/* L7: count this thread in REFS, waiting while 1,023 others are. */
+/* L7: count this thread in REFS, waiting while 32,767 others are. */
 static void take_ref(struct swait_head *h)
 {
 	uint32_t v = __atomic_load_n(&h->walks, __ATOMIC_RELAXED);
 
 	for (;;) {
-		if ((v & SWAIT_PI_REFS_MASK) == SWAIT_PI_REFS_MASK) {
+		if ((v & SWAIT_PI_REFS_MASK) >= SWAIT_PI_REFS_TAKERS) {
 			wait_for_room();
 			v = __atomic_load_n(&h->walks, __ATOMIC_RELAXED);
 			continue;
@@ -601,4 +602,33 @@ bool swait_head_posted(const struct swait_head *h)
 			PI_POSTED) != 0;
 	return (__atomic_load_n(&h->lock, __ATOMIC_ACQUIRE) &
 		SWAIT_LOCK_POSTED) != 0;
+}
+
+bool swait_head_leave_pi(struct swait_head *h, struct swait_posted *p)
+{
+	uint32_t v = __atomic_load_n(&h->walks, __ATOMIC_RELAXED);
+
+	for (;;) {
+		if ((v & PI_POSTED) && (v & SWAIT_PI_REFS_MASK) == 1) {
+			/* L7: the last one out performs what is posted. */
+			if (!__atomic_compare_exchange_n(&h->walks, &v,
+					v & ~PI_POSTED, false,
+					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+				continue;
+			decode_pi(v, p);
+			/* Our REF now stands for a hold (L1: depth 0 -> 1). */
+			__atomic_store_n(&swait_tls.depth,
+				__atomic_load_n(&swait_tls.depth,
+						__ATOMIC_RELAXED) + 1,
+				__ATOMIC_RELAXED);
+			swait_signal_fence();
+			swait_pi_lock(&h->lock);
+			run_locked_hook(h);
+			return false;
+		}
+		/* Release: our accesses to *h, to destroy's quiesce. */
+		if (__atomic_compare_exchange_n(&h->walks, &v, v - 1, false,
+				__ATOMIC_RELEASE, __ATOMIC_RELAXED))
+			return true;
+	}
 }

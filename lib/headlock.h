@@ -126,6 +126,28 @@ static inline bool swait_head_release_fast(struct swait_head *head)
 	return true;
 }
 
+/*
+ * Lock held: count a leaver, a waiter just woken by a wake_one (or any
+ * grouped node) that may still touch the head on its way out (lib/wake.c,
+ * LEAVERS).  In the walks word's count on an ordinary head, in REFS on a
+ * PI head.
+ */
+static inline void swait_head_count_leaver(struct swait_head *head)
+{
+	/*
+	 * Relaxed: the flip that follows is the release; the leaver's
+	 * decrement is a release that destroy's acquire pairs with.
+	 */
+	__atomic_fetch_add(&head->walks, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * A PI head's leaver leaves (L7): true when done; false with the lock
+ * taken (a hold, depth 1) and *posted the set the last one out must
+ * perform before releasing it.
+ */
+bool swait_head_leave_pi(struct swait_head *head, struct swait_posted *posted);
+
 /* Take the lock again between two steps of a walk (L5). */
 void swait_head_relock(struct swait_head *head);
 

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "headlock.h"
+#include "state.h"
 #include "swait.h"
 
 /*
@@ -50,9 +51,34 @@ void swait_wake_call(struct swait_head *head, enum swait_post what);
 extern void (*swait_complete_sink)(struct swait_head *head, uint32_t n,
 				   bool all);
 
+void swait_head_leave_slow(struct swait_head *head);
+void swait_wake_quiescer(struct swait_head *head);
+
+/*
+ * A waiter a wake_one flipped (or a grouped node any wake flipped) is done
+ * with head: its last access to it (lib/wake.c, LEAVERS).  One atomic
+ * decrement on an ordinary head; it wakes a destroy waiting for it.
+ */
+static inline void swait_head_leave(struct swait_head *head)
+{
+	uint32_t old;
+
+	if (__atomic_load_n(&head->walks, __ATOMIC_RELAXED) &
+	    SWAIT_HEAD_PI_BIT) {
+		swait_head_leave_slow(head);
+		return;
+	}
+	/* Release: our accesses to *head, to destroy's acquire. */
+	old = __atomic_fetch_sub(&head->walks, 1, __ATOMIC_RELEASE);
+	if (__builtin_expect((old & SWAIT_WALKS_QUIESCER) != 0, 0) &&
+	    (old & SWAIT_WALKS_MASK) == 1)
+		swait_wake_quiescer(head);	/* after it: an address */
+}
+
 /*
  * Entered and left with the lock held; drops and retakes it while it waits
- * until no swait_wake_all() walk is in progress on head.  After it, and
+ * until no swait_wake_all() walk is in progress on head and no leaver is
+ * counted on it.  After it, and
  * until the lock is released, no waker will touch head again except by a
  * FUTEX_WAKE.
  */

@@ -69,18 +69,25 @@ static inline bool swait_state_sleeping(uint32_t s)
 #define SWAIT_MAGIC		0x73776169u
 
 /*
- * head->walks: the count of wake_all walks in progress (destroy's EBUSY and
- * the completions' quiesce), a generation that every walk's end advances
+ * head->walks: the count of wake_all walks in progress and of leavers
+ * (waiters a wake_one woke, and grouped nodes any wake woke, that may still
+ * touch the head on their way out: lib/wake.c), which destroy waits out; a
+ * generation that every walk's end advances
  * (so the word does not return to a value a sleeper in futex_waitv() read
  * before the walk ended: W2 in lib/swait.c), whether a walk on this head
  * has found several sleepers (W4: sleepers then use futex_waitv), whether
  * the head is a PI head
  * (fixed at init; the public SWAIT_HEAD_PI_BIT, which
  * SWAIT_HEAD_PI_INITIALIZER spells), and whether a thread sleeps on this
- * word in swait_quiesce_dropping_lock().  Written under the head lock.
+ * word in swait_quiesce_dropping_lock().  Written with atomic
+ * read-modify-writes: under the head lock, but for a leaver's decrement.
  *
- * 22 bits of count: walks in progress at once are at most the threads of
- * the process, fewer than Linux's PID_MAX_LIMIT (2^22).
+ * 22 bits of count: a thread counts at most once as a walker (only a walk
+ * at depth 1 spans lock holds, lib/headlock.c L5) and once as a leaver
+ * (its one waiter on this head), and Linux gives a process fewer than
+ * PID_MAX_LIMIT (2^22) threads, each with at least a 16 KiB kernel stack:
+ * 2^21 threads, the most two counts each could fill, need 32 GiB of
+ * kernel stacks for one head's waiters and wakers alone.
  */
 #define SWAIT_WALKS_MASK	0x003fffffu
 #define SWAIT_WALKS_GEN		0x1fc00000u	/* 7 bits */
@@ -95,7 +102,8 @@ static inline bool swait_state_sleeping(uint32_t s)
  * and the posted set takes the rest but the PI flag.  It has no walk
  * count, generation, BCAST or quiescer: walks are counted in REFS.
  */
-#define SWAIT_PI_REFS_MASK	0x000003ffu
+#define SWAIT_PI_REFS_MASK	0x0000ffffu
+#define SWAIT_PI_REFS_TAKERS	0x00008000u	/* takers wait from here */
 
 _Static_assert((SWAIT_WALKS_PI & (SWAIT_WALKS_MASK | SWAIT_WALKS_GEN |
 				  SWAIT_WALKS_BCAST | SWAIT_WALKS_QUIESCER))

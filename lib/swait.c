@@ -69,9 +69,12 @@
  *      runs swait_finish() from a cleanup handler.
  *  I5. Every lock hold is O(1): one enqueue, one dequeue, one splice, or one
  *      step of a wake_all walk, plus the calls signal handlers posted to
- *      that hold (lib/headlock.c L3), one dequeue each.  FUTEX_WAKE is
- *      issued after unlock (lib/wake.c: but for the ninth flip onwards of
- *      one hold, which only a storm of posts makes).
+ *      that hold (lib/headlock.c L3), one dequeue each; complete_all walks
+ *      a completion's waiters in one hold, as the kernel's does, so that a
+ *      waiter it woke may free the completion at once (lib/completion.c).
+ *      FUTEX_WAKE is issued after unlock (lib/wake.c: but for the ninth
+ *      flip onwards of one hold, which complete_all and storms of posts
+ *      make).
  *  I6. A wake_one selection is never lost: a waiter that leaves in WOKEN_ONE
  *      without a sleep having consumed it passes the wake on (finish).  A
  *      prepare of a WOKEN waiter consumes the wake, because the caller
@@ -419,7 +422,10 @@ SWAIT_EXPORT void swait_prepare(struct swait_head *h, struct swait_waiter *w)
 		 */
 		store_relaxed(&w->state, SWAIT_QUEUED);
 	} else {
-		/* IDLE, or WOKEN_*: re-queueing consumes the wake (I6). */
+		/*
+		 * IDLE, or WOKEN_*: re-queueing consumes the wake (I6); a
+		 * WOKEN_ONE leaves after the unlock (lib/wake.c, LEAVERS).
+		 */
 		swait_ann_sync_word(&w->state, sizeof(w->state));
 		list_add_tail(&h->list, &w->link);
 		w->head = h;
@@ -436,6 +442,8 @@ SWAIT_EXPORT void swait_prepare(struct swait_head *h, struct swait_waiter *w)
 	}
 #endif
 	swait_head_unlock(h);
+	if (s == SWAIT_WOKEN_ONE)
+		swait_head_leave(h);	/* queued again: h cannot be gone */
 	SWAIT_RACE();	/* between the enqueue and the barrier */
 	/*
 	 * O1: order the enqueue before the caller's read of its condition.
@@ -567,6 +575,8 @@ woken:
 	swait_ann_happens_after(&w->state);	/* O3 */
 	store_relaxed(&w->state, SWAIT_IDLE);	/* consumed (I2, I6) */
 	swait_ann_idle_word(&w->state);
+	if (s == SWAIT_WOKEN_ONE)
+		swait_head_leave(h);	/* its last access (lib/wake.c) */
 	return 0;
 }
 
@@ -660,9 +670,14 @@ SWAIT_EXPORT void swait_finish(struct swait_head *h, struct swait_waiter *w)
 	swait_ann_happens_after(&w->state);	/* O3 */
 	store_relaxed(&w->state, SWAIT_IDLE);
 	swait_ann_idle_word(&w->state);
-	/* I6: selected by a wake_one that no sleep consumed: pass it on. */
-	if (s == SWAIT_WOKEN_ONE)
+	/*
+	 * I6: selected by a wake_one that no sleep consumed: pass it on,
+	 * then leave (lib/wake.c, LEAVERS): destroy waits for that.
+	 */
+	if (s == SWAIT_WOKEN_ONE) {
 		swait_wake_one(h);
+		swait_head_leave(h);
+	}
 	SWAIT_RACE();	/* before the caller's re-check */
 }
 

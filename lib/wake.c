@@ -71,6 +71,7 @@ struct hold {
 	struct swait_head *h;
 	struct swait_list batch;	/* a walk's detached waiters */
 	bool walking;			/* a walk is in progress (counted) */
+	bool one_hold;			/* walk it without dropping the lock */
 	bool by_walks;			/* flipped a SLEEPING_V waiter (W1) */
 	bool quiesced;			/* walk_done() found a quiescer */
 	bool pi;
@@ -84,7 +85,7 @@ struct hold {
 static inline void hold_init(struct hold *k, struct swait_head *h)
 {
 	k->h = h;
-	k->walking = k->by_walks = k->quiesced = false;
+	k->walking = k->one_hold = k->by_walks = k->quiesced = false;
 	k->pi = (load_relaxed(&h->walks) & SWAIT_WALKS_PI) != 0;
 	k->own_wakes = k->steps = k->woken = k->nwords = 0;
 }
@@ -131,6 +132,7 @@ static uint32_t *dequeue_and_flip_grouped(struct swait_head *h,
 		    "freed while queued?) [node, its head, this head]",
 		    w, w->head, h);
 	list_del(w);
+	swait_head_count_leaver(h);	/* finish_any locks h again */
 	store_relaxed(&w->state, SWAIT_GROUP | idx << SWAIT_GROUP_SHIFT | how);
 	SWAIT_RACE();
 	swait_trace3(wake, h, w, how);
@@ -169,6 +171,9 @@ static uint32_t *dequeue_and_flip(struct swait_head *h, struct swait_waiter *w,
 	 * its announce (lib/swait.c W4).
 	 */
 	list_del(w);
+	/* A wake_one's waiter may pass the wake on (I6): a leaver. */
+	if (how == SWAIT_WOKEN_ONE)
+		swait_head_count_leaver(h);
 	SWAIT_RACE();
 	/*
 	 * I3: the last access to *w.  Release: publishes the dequeue and all
@@ -198,19 +203,21 @@ uint32_t *swait_wake_one_locked(struct swait_head *h)
 /* Lock held: one walk ends.  Returns whether quiescers must be woken. */
 static bool walk_done(struct swait_head *h)
 {
-	uint32_t v = load_relaxed(&h->walks) - 1;
+	uint32_t old = load_relaxed(&h->walks), v;
 
-	/* W2: a new generation, so the word does not go back to a value. */
-	v = (v & ~SWAIT_WALKS_GEN) |
-	    ((v + SWAIT_WALKS_GEN_ONE) & SWAIT_WALKS_GEN);
-	if ((v & SWAIT_WALKS_MASK) != 0) {
-		store_relaxed(&h->walks, v);
-		return false;
-	}
-	store_relaxed(&h->walks,
-		      v & (SWAIT_WALKS_PI | SWAIT_WALKS_GEN | SWAIT_WALKS_BCAST));
-	return (v & SWAIT_WALKS_QUIESCER) != 0;
+	do {
+		v = old - 1;
+		/* W2: a new generation, so the word does not go back. */
+		v = (v & ~SWAIT_WALKS_GEN) |
+		    ((v + SWAIT_WALKS_GEN_ONE) & SWAIT_WALKS_GEN);
+		/* Release: the walk's accesses, to destroy's quiesce. */
+	} while (!__atomic_compare_exchange_n(&h->walks, &old, v, false,
+					      __ATOMIC_RELEASE,
+					      __ATOMIC_RELAXED));
+	return (old & SWAIT_WALKS_QUIESCER) && !(v & SWAIT_WALKS_MASK);
 }
+
+
 
 /*
  * Lock held: a wake_all.  Detach the queued set in O(1): later arrivals
@@ -229,7 +236,7 @@ static void walk_start(struct hold *k)
 		k->batch.next = k->batch.prev = &k->batch;
 		k->walking = true;
 		if (!k->pi)
-			store_relaxed(&h->walks, load_relaxed(&h->walks) + 1);
+			__atomic_fetch_add(&h->walks, 1, __ATOMIC_RELAXED);
 	}
 	list_splice_tail_init(&h->list, &k->batch);
 }
@@ -254,9 +261,8 @@ static void walk_step(struct hold *k)
 			 * (L7), which moves too often to sleep on.
 			 */
 			if (word == &w->state && ++k->own_wakes == 2 && !k->pi)
-				store_relaxed(&h->walks,
-					      load_relaxed(&h->walks) |
-					      SWAIT_WALKS_BCAST);
+				__atomic_fetch_or(&h->walks, SWAIT_WALKS_BCAST,
+						  __ATOMIC_RELAXED);
 		}
 		k->steps++;
 		k->woken++;
@@ -272,7 +278,7 @@ static void walk_step(struct hold *k)
 	}
 	if (k->batch.next == &k->batch) {	/* the rest may have left */
 		swait_trace2(wake_all, h, k->woken);
-		k->walking = false;
+		k->walking = k->one_hold = false;
 		k->woken = 0;
 		if (!k->pi && walk_done(h))
 			k->quiesced = true;
@@ -303,6 +309,13 @@ static void perform(struct hold *k, const struct swait_posted *p)
 		if (word)
 			add_word(k, word);
 	}
+	/*
+	 * complete_all walks in one hold, as the kernel's does: its waiters
+	 * check done under the lock, and must not return (and free the
+	 * completion) while the walk still has steps to take on it.
+	 */
+	if (p->complete_all)
+		k->one_hold = true;
 	if (p->wake_all || p->complete_all)
 		walk_start(k);
 }
@@ -323,7 +336,7 @@ static void hold_release(struct hold *k)
 			walk_step(k);
 		more = k->walking;
 		/* L5: inside a handler at depth > 1, walk in one hold. */
-		if (more && !swait_head_may_wait())
+		if (more && (k->one_hold || !swait_head_may_wait()))
 			continue;
 		if (!swait_head_try_release(h, more, &p)) {
 			perform(k, &p);
@@ -363,6 +376,36 @@ void swait_head_unlock(struct swait_head *h)
 	if (swait_likely(swait_head_release_fast(h)))
 		return;
 	head_unlock_slow(h, NULL);
+}
+
+/*
+ * LEAVERS.  A waiter that a wake_one flipped may still touch its head: if
+ * it leaves without having slept on that wake, it passes the wake on (I6),
+ * and a grouped node's finish_any() locks every head of its group.  So the
+ * flip counts it in the head (swait_head_count_leaver(), under the lock),
+ * and it leaves with this, its last access to the head, once it has
+ * consumed the wake or passed it on: destroy waits for the count (each
+ * leaver takes O(1) library steps, or the rest of its condition), so that
+ * destroy's 0 means nothing of the library touches the head again.
+ * Waiters a walk flipped are not counted: they never read the head again
+ * (W4's tag).  Completions do not wait for leavers: complete_all walks in
+ * one hold (perform()), so its waiters need not wait out the walk.
+ */
+void swait_head_leave_slow(struct swait_head *h)
+{
+	struct swait_posted p;
+	struct hold k;
+
+	if (swait_head_leave_pi(h, &p))
+		return;
+	hold_init(&k, h);	/* L7: the last one out performs */
+	perform(&k, &p);
+	hold_release(&k);
+}
+
+void swait_wake_quiescer(struct swait_head *h)
+{
+	swait_futex_wake(&h->walks, INT_MAX);	/* an address (I3) */
 }
 
 static void do_call(struct hold *k, enum swait_post what)
@@ -462,6 +505,8 @@ SWAIT_EXPORT void swait_wake_all(struct swait_head *h)
 
 /* ------------------------------------------------------------ quiescing */
 
+/* Lock held: wait until no walk and no leaver counts on h (destroy). */
+
 void swait_quiesce_dropping_lock(struct swait_head *h)
 {
 	uint32_t v;
@@ -473,19 +518,31 @@ void swait_quiesce_dropping_lock(struct swait_head *h)
 		 * only one.  Each of them finishes an O(1) hold.
 		 */
 		while ((__atomic_load_n(&h->walks, __ATOMIC_ACQUIRE) &
-			SWAIT_PI_REFS_MASK) > 1) {
+			SWAIT_PI_REFS_MASK) > 1) {	/* we are one */
 			swait_head_unlock(h);
 			sched_yield();
 			swait_head_lock(h);
 		}
 		return;
 	}
-	while (((v = load_relaxed(&h->walks)) & SWAIT_WALKS_MASK) != 0) {
+	/* Acquire: the walkers' and leavers' accesses come before. */
+	while (((v = __atomic_load_n(&h->walks, __ATOMIC_ACQUIRE)) &
+		SWAIT_WALKS_MASK) != 0) {
+		if (!(v & SWAIT_WALKS_QUIESCER) &&
+		    !__atomic_compare_exchange_n(&h->walks, &v,
+				v | SWAIT_WALKS_QUIESCER, false,
+				__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			continue;
 		v |= SWAIT_WALKS_QUIESCER;
-		store_relaxed(&h->walks, v);
 		swait_head_unlock(h);
-		/* walk_done() clears the count, then wakes us after unlock. */
+		/*
+		 * walk_done() or the last leaver takes the count to 0 and,
+		 * seeing the flag, wakes us; we clear it, under the lock.
+		 */
 		(void)swait_futex_wait(&h->walks, v, CLOCK_MONOTONIC, NULL);
 		swait_head_lock(h);
 	}
+	if (v & SWAIT_WALKS_QUIESCER)
+		__atomic_fetch_and(&h->walks, ~SWAIT_WALKS_QUIESCER,
+				   __ATOMIC_RELAXED);
 }
