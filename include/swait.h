@@ -137,7 +137,7 @@
  * handlers may wake any number of heads during one lock hold.  Past 15
  * wake_ones pending on one hold they become one wake_all (spurious
  * wakeups, allowed).  One bound remains, on how many completes may be
- * pending on one hold of a completion's lock (16,777,215; 262,143 on a PI
+ * pending on one hold of a completion's lock (16,777,215; 4,095 on a PI
  * head, see swait(7), Limits): a handler that finds that many waits for
  * the holder to take them.  The other calls are not async-signal-safe.
  * pthread_cond_signal() makes no such promise.

@@ -68,16 +68,26 @@ static inline struct swait_completion *completion_of(struct swait_head *h)
 		((char *)h - offsetof(struct swait_completion, wait));
 }
 
-/* Lock held: n events posted, or all of them (queue.h's sink). */
+/*
+ * n events posted, or all of them (queue.h's sink): with the lock held, or
+ * from a handler whose own thread holds it (lib/wake.c, L6), which may have
+ * interrupted this very update; so every change of done under the lock is
+ * an atomic read-modify-write.
+ */
 static void complete_sink(struct swait_head *h, uint32_t n, bool all)
 {
 	struct swait_completion *c = completion_of(h);
-	unsigned int d = c->done;
+	unsigned int d = peek_done(c), v;
 
-	if (all)
-		set_done(c, UINT_MAX);
-	else if (d != UINT_MAX)	/* saturates, as the kernel's */
-		set_done(c, n >= UINT_MAX - d ? UINT_MAX : d + n);
+	swait_ann_sync_word(&c->done, sizeof(c->done));
+	do {
+		if (all || d == UINT_MAX)
+			v = UINT_MAX;	/* saturates, as the kernel's */
+		else
+			v = n >= UINT_MAX - d ? UINT_MAX : d + n;
+	} while (!__atomic_compare_exchange_n(&c->done, &d, v, false,
+					      __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
 }
 
 __attribute__((constructor))
@@ -111,9 +121,12 @@ static bool check_done(struct swait_completion *c, bool consume)
 	if (peek_done(c) == 0 && !swait_head_posted(&c->wait))
 		return false;
 	swait_head_lock(&c->wait);
-	d = c->done;
-	if (d != 0 && d != UINT_MAX && consume)
-		set_done(c, d - 1);
+	d = peek_done(c);
+	/* An RMW: a handler on this thread may add to it (complete_sink). */
+	while (d != 0 && d != UINT_MAX && consume &&
+	       !__atomic_compare_exchange_n(&c->done, &d, d - 1, false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
 	swait_head_unlock(&c->wait);
 	return d != 0;
 }

@@ -52,12 +52,15 @@
  *      REFS), which licenses its next lock and makes destroy wait.
  *  L6. Counts saturate safely: more than 15 posted wake_ones (one on a PI
  *      head) become a wake_all (spurious wakeups are allowed); posted
- *      completes count to 16,777,215 per hold (262,143 on a PI head), and a
+ *      completes count to 16,777,215 per hold (4,095 on a PI head), and a
  *      handler that would overflow the count waits for the holder to take
- *      the set (the one bound left: a holder on another thread takes it in
- *      O(1); one on the handler's own thread only after that many handlers
- *      ran back to back on it, which swait(7), Limits, argues is out of
- *      reach of a thread that makes progress at all).
+ *      the set: a holder on another thread takes it in O(1).  A PI head's
+ *      holder on the handler's own thread is known by the id in its word
+ *      (SWAIT_OWN_FULL): the handler adds its event to the completion
+ *      itself, atomically, and posts the wake alone.  An ordinary head's
+ *      holder on the handler's own thread empties the count only after
+ *      16,777,216 handlers ran back to back on it, which swait(7), Limits,
+ *      argues is out of reach of a thread that makes progress at all.
  *  L7. PI head.  The lock word belongs to the kernel (owner's tid), so the
  *      posted set lives in the walks word with REFS, the number of threads
  *      taking, holding or leaving the lock (or walking).  A taker adds
@@ -68,9 +71,11 @@
  *      only while REFS > 0, so some counted thread's release sees it; a
  *      wake at depth > 0 that finds REFS 0 counts itself and takes the
  *      free lock, or, if a newcomer took it first, hands its call to the
- *      newcomer's REFS and leaves.  REFS has 10 bits: a taker that finds
- *      1,023 others counted yields until one leaves (it holds nothing, L4),
- *      and the posted set has the rest of the word but the PI flag.
+ *      newcomer's REFS and leaves.  REFS has 16 bits and also counts the
+ *      leavers a wake_one woke (lib/wake.c), who cannot wait: a taker that
+ *      finds 32,767 others counted yields until one leaves (it holds
+ *      nothing, L4).  The posted set has the rest of the word but the PI
+ *      flag.
  *
  * Ordering.  A post is a release CAS and the holder takes the set with an
  * acquire CAS, so what a handler wrote before its wake (the condition) is
@@ -409,7 +414,15 @@ static bool pi_take_or_hand_over(struct swait_head *h,
 	}
 }
 
-bool swait_head_lock_or_post(struct swait_head *h, enum swait_post what)
+/* L6: whether this thread holds h's PI lock (its id is in the word). */
+static bool own_pi_hold(struct swait_head *h)
+{
+	return (__atomic_load_n(&h->lock, __ATOMIC_RELAXED) &
+		FUTEX_TID_MASK) == swait_tid();
+}
+
+enum swait_took swait_head_lock_or_post(struct swait_head *h,
+					enum swait_post what)
 {
 	unsigned d = __atomic_load_n(&swait_tls.depth, __ATOMIC_RELAXED);
 	uint32_t v, nv;
@@ -423,6 +436,8 @@ bool swait_head_lock_or_post(struct swait_head *h, enum swait_post what)
 			run_post_hook(h);
 			if ((v & SWAIT_PI_REFS_MASK) != 0) {
 				if (!add_pi(v, &p, &nv)) {
+					if (own_pi_hold(h))
+						return SWAIT_OWN_FULL;
 					wait_for_room();
 					v = __atomic_load_n(&h->walks,
 							    __ATOMIC_RELAXED);
@@ -448,7 +463,7 @@ bool swait_head_lock_or_post(struct swait_head *h, enum swait_post what)
 			goto posted;
 		}
 		run_locked_hook(h);
-		return true;
+		return SWAIT_TAKEN;
 	}
 	v = __atomic_load_n(&h->lock, __ATOMIC_RELAXED);
 	for (;;) {
@@ -474,12 +489,12 @@ bool swait_head_lock_or_post(struct swait_head *h, enum swait_post what)
 	__atomic_store_n(&swait_tls.depth, d + 1, __ATOMIC_RELAXED);
 	swait_signal_fence();
 	run_locked_hook(h);
-	return true;
+	return SWAIT_TAKEN;
 posted:
 #if SWAIT_TEST_HOOKS
 	__atomic_add_fetch(&swait_hook_deferred, 1, __ATOMIC_RELAXED);
 #endif
-	return false;
+	return SWAIT_POSTED;
 }
 
 /* ------------------------------------------------------------ releasing */

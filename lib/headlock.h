@@ -70,14 +70,26 @@ extern SWAIT_TLS struct swait_tls swait_tls;
  */
 void swait_head_lock(struct swait_head *head);
 
+/* What swait_head_lock_or_post() did. */
+enum swait_took {
+	SWAIT_POSTED,		/* the holder performs it (L3) */
+	SWAIT_TAKEN,		/* the lock is ours: do it, then release */
+	SWAIT_OWN_FULL,		/* L6: see below */
+};
+
 /*
  * For a wake made while this thread takes or holds a lock (depth > 0: a
  * signal handler that interrupted libswait): never waits (L2).  Returns
- * true with head's lock taken, for the caller to do what itself and then
- * release; or false with what posted to the holder, who performs it
- * before its release completes (L3).
+ * SWAIT_TAKEN with head's lock taken, for the caller to do what itself and
+ * then release; or SWAIT_POSTED with what posted to the holder, who
+ * performs it before its release completes (L3).  SWAIT_OWN_FULL (L6, a
+ * PI head only): what is a complete whose count is full, and the holder
+ * is this very thread, interrupted; the caller adds the event to the
+ * completion itself (atomically: the holder may be inside its own update)
+ * and posts a wake_one, which never overflows.
  */
-bool swait_head_lock_or_post(struct swait_head *head, enum swait_post what);
+enum swait_took swait_head_lock_or_post(struct swait_head *head,
+					enum swait_post what);
 
 /*
  * Try to release head's lock (L3).  Returns true once released: the

@@ -452,12 +452,28 @@ static void wake_in_handler(struct swait_head *h, enum swait_post what)
 	if (__atomic_load_n(&swait_tls.depth, __ATOMIC_RELAXED) != 0) {
 		struct hold k;
 
-		hold_init(&k, h);
-		if (swait_head_lock_or_post(h, what)) {
+		switch (swait_head_lock_or_post(h, what)) {
+		case SWAIT_TAKEN:
+			hold_init(&k, h);
 			do_call(&k, what);
 			hold_release(&k);
+			break;
+		case SWAIT_POSTED:
+			break;	/* the holder performs it (L3) */
+		case SWAIT_OWN_FULL:
+			/*
+			 * L6: our own thread holds this PI completion's lock
+			 * and its count of posted completes is full.  The
+			 * hold cannot end before we return, so no waiter can
+			 * consume or free: add the event (the sink is atomic)
+			 * and post the wake that goes with it.
+			 */
+			__atomic_load_n(&swait_complete_sink,
+					__ATOMIC_RELAXED)(h, 1, false);
+			(void)swait_head_lock_or_post(h, SWAIT_POST_WAKE_ONE);
+			break;
 		}
-		return;	/* posted: the holder performs it (L3) */
+		return;
 	}
 	/*
 	 * C1: nothing unwinds the call while it holds a lock.  Disabled, so

@@ -29,7 +29,15 @@
 extern void (*swait_hook_prepare_locked)(struct swait_head *head);
 extern unsigned long swait_hook_deferred;
 
-enum op { OP_WAKE_ONE, OP_WAKE_ALL, OP_COMPLETE, OP_COMPLETE_ALL, OP_NONE };
+enum op { OP_WAKE_ONE, OP_WAKE_ALL, OP_COMPLETE, OP_COMPLETE_ALL, OP_NONE,
+	  OP_COMPLETE_MANY };
+
+/*
+ * More completes than a PI head's posted count holds (4,095, lib/headlock.c
+ * L6), and than an ordinary one's wake_one count (15): all from handlers
+ * that interrupted their own thread's hold.
+ */
+#define MANY 5000
 
 /* What the handler does, on which head; set before the raise. */
 static enum op handler_op;
@@ -58,6 +66,10 @@ static void on_signal(int sig)
 	case OP_NONE:
 		/* Not the held head: free, so taken at once (L2). */
 		swait_wake_one(&other);
+		break;
+	case OP_COMPLETE_MANY:
+		for (int i = 0; i < MANY; i++)
+			swait_complete(&comp);
 		break;
 	}
 }
@@ -203,6 +215,33 @@ static void run_other_head(bool pi)
 	tu_watchdog_disarm();
 }
 
+/*
+ * MANY completes posted to the thread's own hold: on a PI head the count
+ * fills at 4,095 and the handler, seeing its own thread's id in the lock
+ * word, adds the rest to done itself (a hang before: it waited for a
+ * holder that could not run).  Every one is counted, none twice, and the
+ * queued waiter is woken.
+ */
+static void run_complete_many(bool pi)
+{
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+	unsigned long before = swait_hook_deferred;
+
+	init_heads(pi);
+	tu_watchdog_arm(20, "many completes from a handler on the holder",
+			NULL);
+	prepare_with_signal(&w, OP_COMPLETE_MANY);
+	assert_true(swait_hook_deferred - before >= 4095);
+	assert_int_equal(poll_sleep(&comp.wait, &w), 0);
+	swait_finish(&comp.wait, &w);
+	assert_int_equal(__atomic_load_n(&comp.done, __ATOMIC_RELAXED), MANY);
+	for (int i = 0; i < MANY; i++)
+		assert_true(swait_completion_try_wait(&comp));
+	assert_false(swait_completion_try_wait(&comp));
+	assert_int_equal(swait_head_destroy(&comp.wait), 0);
+	tu_watchdog_disarm();
+}
+
 #define BOTH(name)							\
 	static void name##_plain(void **s) { (void)s; run_##name(false); } \
 	static void name##_pi(void **s) { (void)s; run_##name(true); }
@@ -211,6 +250,7 @@ BOTH(wake_all)
 BOTH(complete)
 BOTH(complete_all)
 BOTH(other_head)
+BOTH(complete_many)
 
 int main(void)
 {
@@ -225,6 +265,8 @@ int main(void)
 		cmocka_unit_test(complete_all_pi),
 		cmocka_unit_test(other_head_plain),
 		cmocka_unit_test(other_head_pi),
+		cmocka_unit_test(complete_many_plain),
+		cmocka_unit_test(complete_many_pi),
 	};
 
 	if (tu_emulator_shares_tls()) {
