@@ -22,10 +22,7 @@
  *     pthread_cond_signal() promises "at least one".
  *   - Nothing is allocated.  A wake on an empty head takes no lock and makes
  *     no system call.  Every lock hold is O(1): swait_wake_all() drops the
- *     lock between two wakes, as the kernel's swake_up_all() does.  The
- *     exception is swait_complete_all(), which wakes every waiter of the
- *     completion in one hold, as the kernel's complete_all() does, so that
- *     a waiter it woke may free the completion as soon as it returns.
+ *     lock between two wakes, as the kernel's swake_up_all() does.
  *   - Waiters are process-private (FUTEX_PRIVATE_FLAG).  A head must not be
  *     placed in memory shared between processes.  After fork(), _Fork()
  *     or clone() without CLONE_VM the child owns a copy of every head; a
@@ -137,7 +134,7 @@
  * handlers may wake any number of heads during one lock hold.  Past 15
  * wake_ones pending on one hold they become one wake_all (spurious
  * wakeups, allowed).  One bound remains, on how many completes may be
- * pending on one hold of a completion's lock (16,777,215; 4,095 on a PI
+ * pending on one hold of a completion's lock (16,777,215; 2,047 on a PI
  * head, see swait(7), Limits): a handler that finds that many waits for
  * the holder to take them.  The other calls are not async-signal-safe.
  * pthread_cond_signal() makes no such promise.

@@ -128,9 +128,12 @@ SWAIT_EXPORT void swait_prepare_any(struct swait_head *const heads[],
 			 * caller may take one thing and leave, and that
 			 * wake may stand for something else.
 			 */
-			if (s == (tag | SWAIT_WOKEN_ONE) && i + 1 != consumed)
+			if ((s == (tag | SWAIT_WOKEN_ONE) ||
+			     s == (tag | SWAIT_WOKEN_EVENT)) && i + 1 != consumed)
 				pass |= 1u << i;
-			if (s != SWAIT_IDLE)
+			/* Counted unless on a completion's head (LEAVERS). */
+			if (s == (tag | SWAIT_WOKEN_ONE) ||
+			    s == (tag | SWAIT_WOKEN_ALL))
 				left |= 1u << i;
 			swait_ann_sync_word(&w->state, sizeof(w->state));
 			list_add_tail(&h->list, &w->link);
@@ -280,10 +283,14 @@ SWAIT_EXPORT void swait_finish_any(struct swait_head *const heads[],
 			case SWAIT_WOKEN_ONE:
 				if (i + 1 != consumed)	/* G5 */
 					pass |= 1u << i;
-				left |= 1u << i;
+				left |= 1u << i;	/* counted */
 				break;
-			default:			/* WOKEN_ALL */
-				left |= 1u << i;
+			case SWAIT_WOKEN_EVENT:
+				if (i + 1 != consumed)	/* G5 */
+					pass |= 1u << i;
+				break;
+			case SWAIT_WOKEN_ALL:
+				left |= 1u << i;	/* counted */
 				break;
 			}
 			if (i != 0)

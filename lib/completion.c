@@ -10,10 +10,13 @@
  *    section, and touches the completion only by FUTEX_WAKE after unlocking.
  *    A waiter that consumes done takes the same lock, so it cannot return
  *    before the completer is done with the memory.
- *  - swait_complete_all() sets done to UINT_MAX and wakes every waiter in
- *    the same critical section, as the kernel's does (lib/wake.c), so a
- *    waiter that sees UINT_MAX under the lock may return and free the
- *    completion: nothing of the complete_all is left to do on it.
+ *  - swait_complete_all() walks its waiters with the lock dropped between
+ *    wakes (bounded hold, lib/swait.c I5).  A waiter that sees done ==
+ *    UINT_MAX therefore also waits, under the lock, until no walk is in
+ *    progress (swait_quiesce_dropping_lock) before it may return.  The
+ *    head is marked as a completion's (lib/state.h), so that its wakes
+ *    count no leavers (lib/wake.c): that wait must not wait for its own
+ *    thread.
  *
  * Completes posted by signal handlers (lib/headlock.c L2) are performed by
  * the lock's holder before its release, through complete_sink(), which
@@ -35,6 +38,7 @@
 #include "headlock.h"
 #include "internal.h"
 #include "queue.h"
+#include "state.h"
 
 static inline unsigned int peek_done(const struct swait_completion *c)
 {
@@ -50,7 +54,7 @@ static inline void set_done(struct swait_completion *c, unsigned int v)
 
 SWAIT_EXPORT void swait_completion_init(struct swait_completion *c)
 {
-	swait_head_init_checked(&c->wait, 0,
+	swait_head_init_checked(&c->wait, SWAIT_WALKS_EVENTS,
 		"swait_completion_init: the completion still has waiters, "
 		"who would never be woken (re-initialised while in use? "
 		"swait_completion_reinit() keeps them) [head, first waiter]");
@@ -78,7 +82,12 @@ static void complete_sink(struct swait_head *h, uint32_t n, bool all)
 {
 	struct swait_completion *c = completion_of(h);
 	unsigned int d = peek_done(c), v;
+	uint32_t w = __atomic_load_n(&h->walks, __ATOMIC_RELAXED);
 
+	/* Before the flips that follow: they count no leavers here. */
+	if (!(w & swait_events_bit(w)))
+		__atomic_fetch_or(&h->walks, swait_events_bit(w),
+				  __ATOMIC_RELAXED);
 	swait_ann_sync_word(&c->done, sizeof(c->done));
 	do {
 		if (all || d == UINT_MAX)
@@ -110,9 +119,9 @@ SWAIT_EXPORT void swait_complete_all(struct swait_completion *c)
 
 /*
  * Whether an event is posted, consuming one if consume.  Under the lock even
- * when it only looks, as in the kernel: a complete() or complete_all() (which
- * walks its waiters in that one hold) still holding the lock is done with *c
- * when this returns, so the caller may free c on true.
+ * when it only looks, as in the kernel: a complete() still holding the lock
+ * (or a complete_all() walk, which quiesce waits out) is done with *c when
+ * this returns, so the caller may free c on true.
  */
 static bool check_done(struct swait_completion *c, bool consume)
 {
@@ -122,6 +131,8 @@ static bool check_done(struct swait_completion *c, bool consume)
 		return false;
 	swait_head_lock(&c->wait);
 	d = peek_done(c);
+	if (d == UINT_MAX)
+		swait_quiesce_dropping_lock(&c->wait);
 	/* An RMW: a handler on this thread may add to it (complete_sink). */
 	while (d != 0 && d != UINT_MAX && consume &&
 	       !__atomic_compare_exchange_n(&c->done, &d, d - 1, false,

@@ -52,7 +52,7 @@
  *      REFS), which licenses its next lock and makes destroy wait.
  *  L6. Counts saturate safely: more than 15 posted wake_ones (one on a PI
  *      head) become a wake_all (spurious wakeups are allowed); posted
- *      completes count to 16,777,215 per hold (4,095 on a PI head), and a
+ *      completes count to 16,777,215 per hold (2,047 on a PI head), and a
  *      handler that would overflow the count waits for the holder to take
  *      the set: a holder on another thread takes it in O(1).  A PI head's
  *      holder on the handler's own thread is known by the id in its word
@@ -249,18 +249,20 @@ static bool add_word(uint32_t v, enum swait_post what, uint32_t n,
  * A PI head's walks word: REFS and the posted set (L7).  REFS has 16 bits:
  * a thread that would take the lock while 32,767 others are counted waits
  * first (take_ref()), which leaves room for the waiters a wake_one counts
- * (lib/wake.c: they cannot wait); posted completes have 12 bits, and
- * wake_ones one (a second makes a wake_all).
+ * (lib/wake.c: they cannot wait); posted completes have 11 bits, and
+ * wake_ones one (a second makes a wake_all).  Bit 27 marks a completion's
+ * head (lib/state.h).
  */
 #define PI_ONE		0x80000000u
 #define PI_COMPLETE	0x00010000u
-#define PI_COMPLETE_MASK 0x0fff0000u
+#define PI_COMPLETE_MASK 0x07ff0000u
 #define PI_WAKE_ALL	0x10000000u
 #define PI_COMPLETE_ALL	0x20000000u
 #define PI_POSTED	(PI_ONE | PI_COMPLETE_MASK | PI_WAKE_ALL | \
 			 PI_COMPLETE_ALL)
 
-_Static_assert((PI_POSTED & (SWAIT_PI_REFS_MASK | SWAIT_WALKS_PI)) == 0 &&
+_Static_assert((PI_POSTED & (SWAIT_PI_REFS_MASK | SWAIT_WALKS_PI |
+			    SWAIT_PI_EVENTS)) == 0 &&
 	       (SWAIT_PI_REFS_MASK & SWAIT_WALKS_PI) == 0,
 	       "a PI head's posted bits overlap REFS or the PI flag");
 

@@ -27,6 +27,15 @@ enum {
 	 * every such waiter of the walk (lib/swait.c, W1-W3).
 	 */
 	SWAIT_SLEEPING_V = 5,
+	/*
+	 * WOKEN_ONE, by a wake of a completion's head: not counted as a
+	 * leaver (lib/wake.c, LEAVERS), since a completion's waiters check
+	 * done under its lock and wait out a complete_all's walk there
+	 * (lib/completion.c), which must not wait for themselves.  Grouped
+	 * nodes have WOKEN_EVENT and WOKEN_ALL_EV for the same.
+	 */
+	SWAIT_WOKEN_EVENT = 6,
+	SWAIT_WOKEN_ALL_EV = 7,
 };
 
 /* Whether a single waiter's state says it is on a list (I1). */
@@ -90,8 +99,9 @@ static inline bool swait_state_sleeping(uint32_t s)
  * kernel stacks for one head's waiters and wakers alone.
  */
 #define SWAIT_WALKS_MASK	0x003fffffu
-#define SWAIT_WALKS_GEN		0x1fc00000u	/* 7 bits */
-#define SWAIT_WALKS_GEN_ONE	0x00400000u
+#define SWAIT_WALKS_EVENTS	0x00400000u	/* a completion's head */
+#define SWAIT_WALKS_GEN		0x1f800000u	/* 6 bits */
+#define SWAIT_WALKS_GEN_ONE	0x00800000u
 #define SWAIT_WALKS_BCAST	0x20000000u
 #define SWAIT_WALKS_PI		SWAIT_HEAD_PI_BIT
 #define SWAIT_WALKS_QUIESCER	0x80000000u
@@ -104,10 +114,25 @@ static inline bool swait_state_sleeping(uint32_t s)
  */
 #define SWAIT_PI_REFS_MASK	0x0000ffffu
 #define SWAIT_PI_REFS_TAKERS	0x00008000u	/* takers wait from here */
+#define SWAIT_PI_EVENTS		0x08000000u	/* a completion's head */
+
+/*
+ * Whether h's walks word says it is a completion's head (set by
+ * swait_completion_init and by every complete): its wakes count no
+ * leavers.
+ */
+static inline uint32_t swait_events_bit(uint32_t walks)
+{
+	return (walks & SWAIT_WALKS_PI) ? SWAIT_PI_EVENTS : SWAIT_WALKS_EVENTS;
+}
 
 _Static_assert((SWAIT_WALKS_PI & (SWAIT_WALKS_MASK | SWAIT_WALKS_GEN |
-				  SWAIT_WALKS_BCAST | SWAIT_WALKS_QUIESCER))
+				  SWAIT_WALKS_BCAST | SWAIT_WALKS_QUIESCER |
+				  SWAIT_WALKS_EVENTS))
 	       == 0 &&
+	       (SWAIT_WALKS_EVENTS & (SWAIT_WALKS_MASK | SWAIT_WALKS_GEN |
+				      SWAIT_WALKS_BCAST |
+				      SWAIT_WALKS_QUIESCER)) == 0 &&
 	       (SWAIT_WALKS_GEN & (SWAIT_WALKS_MASK | SWAIT_WALKS_BCAST |
 				   SWAIT_WALKS_QUIESCER)) == 0 &&
 	       (SWAIT_WALKS_BCAST & (SWAIT_WALKS_MASK |

@@ -28,6 +28,8 @@
  *	SLEEPING   on a list, and its thread is about to FUTEX_WAIT or is in it.
  *	SLEEPING_V the same, in futex_waitv() on its word and h->walks (W1).
  *	WOKEN_ONE  taken off the list by a wake_one; not yet seen by the thread.
+ *	           (WOKEN_EVENT on a completion's head: the same, but not
+ *	           counted as a leaver, lib/wake.c.)
  *	WOKEN_ALL  taken off the list by a wake_all; not yet seen by the thread.
  *
  * Transitions and who makes them:
@@ -69,14 +71,12 @@
  *      runs swait_finish() from a cleanup handler.
  *  I5. Every lock hold is O(1): one enqueue, one dequeue, one splice, or one
  *      step of a wake_all walk, plus the calls signal handlers posted to
- *      that hold (lib/headlock.c L3), one dequeue each; complete_all walks
- *      a completion's waiters in one hold, as the kernel's does, so that a
- *      waiter it woke may free the completion at once (lib/completion.c).
- *      FUTEX_WAKE is issued after unlock (lib/wake.c: but for the ninth
- *      flip onwards of one hold, which complete_all and storms of posts
- *      make).
+ *      that hold (lib/headlock.c L3), one dequeue each.  FUTEX_WAKE is
+ *      issued after unlock (lib/wake.c: but for the ninth flip onwards of
+ *      one hold, which only a storm of posts makes).
  *  I6. A wake_one selection is never lost: a waiter that leaves in WOKEN_ONE
- *      without a sleep having consumed it passes the wake on (finish).  A
+ *      (or WOKEN_EVENT) without a sleep having consumed it passes the wake
+ *      on (finish).  A
  *      prepare of a WOKEN waiter consumes the wake, because the caller
  *      re-evaluates its condition right after the prepare.
  *
@@ -674,9 +674,10 @@ SWAIT_EXPORT void swait_finish(struct swait_head *h, struct swait_waiter *w)
 	 * I6: selected by a wake_one that no sleep consumed: pass it on,
 	 * then leave (lib/wake.c, LEAVERS): destroy waits for that.
 	 */
-	if (s == SWAIT_WOKEN_ONE) {
+	if (s == SWAIT_WOKEN_ONE || s == SWAIT_WOKEN_EVENT) {
 		swait_wake_one(h);
-		swait_head_leave(h);
+		if (s == SWAIT_WOKEN_ONE)
+			swait_head_leave(h);
 	}
 	SWAIT_RACE();	/* before the caller's re-check */
 }

@@ -71,7 +71,6 @@ struct hold {
 	struct swait_head *h;
 	struct swait_list batch;	/* a walk's detached waiters */
 	bool walking;			/* a walk is in progress (counted) */
-	bool one_hold;			/* walk it without dropping the lock */
 	bool by_walks;			/* flipped a SLEEPING_V waiter (W1) */
 	bool quiesced;			/* walk_done() found a quiescer */
 	bool pi;
@@ -85,7 +84,7 @@ struct hold {
 static inline void hold_init(struct hold *k, struct swait_head *h)
 {
 	k->h = h;
-	k->walking = k->one_hold = k->by_walks = k->quiesced = false;
+	k->walking = k->by_walks = k->quiesced = false;
 	k->pi = (load_relaxed(&h->walks) & SWAIT_WALKS_PI) != 0;
 	k->own_wakes = k->steps = k->woken = k->nwords = 0;
 }
@@ -113,6 +112,14 @@ static void add_word(struct hold *k, uint32_t *word)
 
 /* ------------------------------------------- the waker's side of a node */
 
+/* Lock held: whether h is a completion's head (lib/state.h). */
+static inline bool events_head(struct swait_head *h)
+{
+	uint32_t v = load_relaxed(&h->walks);
+
+	return (v & swait_events_bit(v)) != 0;
+}
+
 /*
  * dequeue_and_flip() for a node of a group (lock held): G1, G2, G4.  Returns
  * the group word to FUTEX_WAKE after unlock if this wake is the first since
@@ -132,7 +139,12 @@ static uint32_t *dequeue_and_flip_grouped(struct swait_head *h,
 		    "freed while queued?) [node, its head, this head]",
 		    w, w->head, h);
 	list_del(w);
-	swait_head_count_leaver(h);	/* finish_any locks h again */
+	/* finish_any locks h again: a leaver, but on a completion's head. */
+	if (events_head(h))
+		how = how == SWAIT_WOKEN_ONE ? SWAIT_WOKEN_EVENT
+					     : SWAIT_WOKEN_ALL_EV;
+	else
+		swait_head_count_leaver(h);
 	store_relaxed(&w->state, SWAIT_GROUP | idx << SWAIT_GROUP_SHIFT | how);
 	SWAIT_RACE();
 	swait_trace3(wake, h, w, how);
@@ -172,8 +184,12 @@ static uint32_t *dequeue_and_flip(struct swait_head *h, struct swait_waiter *w,
 	 */
 	list_del(w);
 	/* A wake_one's waiter may pass the wake on (I6): a leaver. */
-	if (how == SWAIT_WOKEN_ONE)
-		swait_head_count_leaver(h);
+	if (how == SWAIT_WOKEN_ONE) {
+		if (events_head(h))
+			how = SWAIT_WOKEN_EVENT;	/* not counted */
+		else
+			swait_head_count_leaver(h);
+	}
 	SWAIT_RACE();
 	/*
 	 * I3: the last access to *w.  Release: publishes the dequeue and all
@@ -278,7 +294,7 @@ static void walk_step(struct hold *k)
 	}
 	if (k->batch.next == &k->batch) {	/* the rest may have left */
 		swait_trace2(wake_all, h, k->woken);
-		k->walking = k->one_hold = false;
+		k->walking = false;
 		k->woken = 0;
 		if (!k->pi && walk_done(h))
 			k->quiesced = true;
@@ -309,13 +325,6 @@ static void perform(struct hold *k, const struct swait_posted *p)
 		if (word)
 			add_word(k, word);
 	}
-	/*
-	 * complete_all walks in one hold, as the kernel's does: its waiters
-	 * check done under the lock, and must not return (and free the
-	 * completion) while the walk still has steps to take on it.
-	 */
-	if (p->complete_all)
-		k->one_hold = true;
 	if (p->wake_all || p->complete_all)
 		walk_start(k);
 }
@@ -336,7 +345,7 @@ static void hold_release(struct hold *k)
 			walk_step(k);
 		more = k->walking;
 		/* L5: inside a handler at depth > 1, walk in one hold. */
-		if (more && (k->one_hold || !swait_head_may_wait()))
+		if (more && !swait_head_may_wait())
 			continue;
 		if (!swait_head_try_release(h, more, &p)) {
 			perform(k, &p);
@@ -388,8 +397,10 @@ void swait_head_unlock(struct swait_head *h)
  * leaver takes O(1) library steps, or the rest of its condition), so that
  * destroy's 0 means nothing of the library touches the head again.
  * Waiters a walk flipped are not counted: they never read the head again
- * (W4's tag).  Completions do not wait for leavers: complete_all walks in
- * one hold (perform()), so its waiters need not wait out the walk.
+ * (W4's tag), nor are those of a completion's head (WOKEN_EVENT): its
+ * waiters wait out a complete_all's walk under its lock (lib/completion.c),
+ * and would wait for themselves if they counted; a completion is freed by
+ * its only waiter, after its wait returned, as in the kernel.
  */
 void swait_head_leave_slow(struct swait_head *h)
 {

@@ -30,10 +30,10 @@ extern void (*swait_hook_prepare_locked)(struct swait_head *head);
 extern unsigned long swait_hook_deferred;
 
 enum op { OP_WAKE_ONE, OP_WAKE_ALL, OP_COMPLETE, OP_COMPLETE_ALL, OP_NONE,
-	  OP_COMPLETE_MANY };
+	  OP_COMPLETE_MANY, OP_COMPLETE_THEN_ALL };
 
 /*
- * More completes than a PI head's posted count holds (4,095, lib/headlock.c
+ * More completes than a PI head's posted count holds (2,047, lib/headlock.c
  * L6), and than an ordinary one's wake_one count (15): all from handlers
  * that interrupted their own thread's hold.
  */
@@ -70,6 +70,10 @@ static void on_signal(int sig)
 	case OP_COMPLETE_MANY:
 		for (int i = 0; i < MANY; i++)
 			swait_complete(&comp);
+		break;
+	case OP_COMPLETE_THEN_ALL:
+		swait_complete(&comp);
+		swait_complete_all(&comp);
 		break;
 	}
 }
@@ -217,7 +221,7 @@ static void run_other_head(bool pi)
 
 /*
  * MANY completes posted to the thread's own hold: on a PI head the count
- * fills at 4,095 and the handler, seeing its own thread's id in the lock
+ * fills at 2,047 and the handler, seeing its own thread's id in the lock
  * word, adds the rest to done itself (a hang before: it waited for a
  * holder that could not run).  Every one is counted, none twice, and the
  * queued waiter is woken.
@@ -231,13 +235,36 @@ static void run_complete_many(bool pi)
 	tu_watchdog_arm(20, "many completes from a handler on the holder",
 			NULL);
 	prepare_with_signal(&w, OP_COMPLETE_MANY);
-	assert_true(swait_hook_deferred - before >= 4095);
+	assert_true(swait_hook_deferred - before >= 2047);
 	assert_int_equal(poll_sleep(&comp.wait, &w), 0);
 	swait_finish(&comp.wait, &w);
 	assert_int_equal(__atomic_load_n(&comp.done, __ATOMIC_RELAXED), MANY);
 	for (int i = 0; i < MANY; i++)
 		assert_true(swait_completion_try_wait(&comp));
 	assert_false(swait_completion_try_wait(&comp));
+	assert_int_equal(swait_head_destroy(&comp.wait), 0);
+	tu_watchdog_disarm();
+}
+
+/*
+ * A complete flips the waiter while it is still between its prepare and
+ * its condition, then a complete_all makes done UINT_MAX: the condition
+ * (try_wait) waits out walks under the lock, and must not count the
+ * waiter itself, flipped but not yet left, among what it waits for
+ * (lib/wake.c, LEAVERS: a completion's wakes count no leavers).  It hung
+ * when they did.
+ */
+static void run_complete_then_all(bool pi)
+{
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+
+	init_heads(pi);
+	tu_watchdog_arm(20, "complete_all seen by a woken waiter's condition",
+			NULL);
+	prepare_with_signal(&w, OP_COMPLETE_THEN_ALL);
+	assert_true(swait_completion_try_wait(&comp));	/* the condition */
+	swait_finish(&comp.wait, &w);
+	assert_true(swait_completion_done(&comp));
 	assert_int_equal(swait_head_destroy(&comp.wait), 0);
 	tu_watchdog_disarm();
 }
@@ -251,6 +278,7 @@ BOTH(complete)
 BOTH(complete_all)
 BOTH(other_head)
 BOTH(complete_many)
+BOTH(complete_then_all)
 
 int main(void)
 {
@@ -267,6 +295,8 @@ int main(void)
 		cmocka_unit_test(other_head_pi),
 		cmocka_unit_test(complete_many_plain),
 		cmocka_unit_test(complete_many_pi),
+		cmocka_unit_test(complete_then_all_plain),
+		cmocka_unit_test(complete_then_all_pi),
 	};
 
 	if (tu_emulator_shares_tls()) {
