@@ -7,8 +7,8 @@
 # Check a spin model of the wait/wake protocol exhaustively: spin -a, cc
 # pan.c, run pan, read its verdict.  The model is swait.pml (the single-head
 # protocol) unless --model names another file next to this script
-# (group.pml: swait_wait_any's groups; sig.pml: wakes from signal
-# handlers).
+# (group.pml: swait_wait_any's groups; post.pml: wakes signal handlers
+# post to a head's lock holder).
 #
 #   (no option)       the real protocol, default configuration (3 waiters,
 #                     2 wakers, see swait.pml); exit 0 iff pan reports

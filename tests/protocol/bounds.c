@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
- * bounds.c - the held-heads stack's bound holds in every build.
+ * bounds.c - what has a bound, and what must not have one any more.
  *
- * Each thread's stack of the heads it is locking (lib/headlock.c) has
- * SWAIT_HELD_MAX (8) entries.  Signal handlers that lock heads nested
- * deeper than that used to be caught only by the debug checks: a release
- * build wrote past the stack.  Now every build aborts with a message that
- * names the limit.  A test hook raises the signal inside each prepare's
- * critical section, and the handler (installed with SA_NODEFER) prepares
- * on the next head, so the locks nest one level per handler.  The child
- * process that does it must die of SIGABRT saying so; this test runs in
- * the release stage of CI as well as in the debug builds.
+ * The first test is nesting without a limit.  The old design kept a stack
+ * of 8 held heads per thread (SWAIT_HELD_MAX) and aborted when signal
+ * handlers nested deeper.  Now a wake from a handler takes a free lock or
+ * posts into the held head's word (lib/headlock.c L2), so nothing per
+ * thread fills up.  A test hook raises the signal inside each hold of a
+ * completion, and the handler (installed with SA_NODEFER) completes the
+ * next completion, whose hold raises the next level: 16 handlers deep,
+ * each also completing the completion its interrupted hold is in (a post)
+ * and waking a queued waiter on a free head (taken at once).  The child
+ * that does it must exit normally with every call performed exactly once;
+ * this test runs in the release stage of CI as well as in the debug
+ * builds.
  *
  * The second test is the misuse that hangs silently: a call that is not
  * async-signal-safe (here swait_completion_try_wait()) from a handler that
@@ -41,28 +44,100 @@
 #include "testutil.h"
 
 extern void (*swait_hook_prepare_locked)(struct swait_head *head);
+extern void (*swait_hook_head_locked)(struct swait_head *head);
+extern unsigned long swait_hook_deferred;
 
-#define LEVELS 12			/* more than SWAIT_HELD_MAX */
+#define LEVELS 16			/* twice the old SWAIT_HELD_MAX */
 
-static struct swait_head heads[LEVELS];
-static struct swait_waiter waiters[LEVELS];
-static volatile sig_atomic_t level;
+static struct swait_completion levels[LEVELS];
+static struct swait_head free_heads[LEVELS];
+static struct swait_waiter free_waiters[LEVELS];
+static volatile sig_atomic_t level;	/* handlers entered */
 
+/*
+ * Level n (1..LEVELS) interrupts the hold of levels[n - 1], made by level
+ * n - 1 (the thread for n = 1): it completes levels[n] (free, so taken;
+ * its hold raises level n + 1), then levels[n - 1] (held below: posted),
+ * then wakes the waiter on free_heads[n - 1] (free: taken at once).
+ */
 static void nest(int sig)
 {
-	int i = level++;
+	int n = ++level;
 
 	(void)sig;
-	if (i < LEVELS)
-		swait_prepare(&heads[i], &waiters[i]);
+	if (n < LEVELS)
+		swait_complete(&levels[n]);
+	swait_complete(&levels[n - 1]);
+	swait_wake_one(&free_heads[n - 1]);
 }
 
-/* Inside prepare's critical section: interrupt it with the next level. */
+/* Inside each hold of a completion: interrupt it with the next level. */
 static void raise_hook(struct swait_head *h)
 {
-	(void)h;
-	if (level < LEVELS)
-		raise(SIGUSR1);
+	for (int i = 0; i < LEVELS; i++)
+		if (h == &levels[i].wait && level < LEVELS)
+			raise(SIGUSR1);
+}
+
+/* A failed check in the child: say which, exit 1. */
+#define child_check(cond)						\
+	do {								\
+		if (!(cond)) {						\
+			fprintf(stderr, "%s:%d: %s\n", __FILE__,	\
+				__LINE__, #cond);			\
+			_exit(1);					\
+		}							\
+	} while (0)
+
+/* A sleep with a past deadline: 0 iff the waiter had been woken. */
+static int poll_sleep(struct swait_head *h, struct swait_waiter *w)
+{
+	static const struct timespec past = { 0, 0 };
+
+	return swait_sleep(h, w, 0, CLOCK_MONOTONIC, &past);
+}
+
+static void nest_deep(void)
+{
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+	unsigned long before = swait_hook_deferred;
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = nest;
+	sa.sa_flags = SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGUSR1, &sa, NULL) != 0)
+		_exit(3);
+	for (int i = 0; i < LEVELS; i++) {
+		swait_completion_init(&levels[i]);
+		swait_head_init(&free_heads[i]);
+		swait_prepare(&free_heads[i], &free_waiters[i]);
+	}
+	__atomic_store_n(&swait_hook_head_locked, raise_hook,
+			 __ATOMIC_RELEASE);
+	swait_prepare(&levels[0].wait, &w);	/* level 1 lands in here */
+	__atomic_store_n(&swait_hook_head_locked, NULL, __ATOMIC_RELEASE);
+
+	child_check(level == LEVELS);
+	/* One post per level, to the hold below it. */
+	child_check(swait_hook_deferred - before >= LEVELS);
+	/* The post to the thread's own hold woke its waiter. */
+	child_check(poll_sleep(&levels[0].wait, &w) == 0);
+	swait_finish(&levels[0].wait, &w);
+	for (int i = 0; i < LEVELS; i++) {
+		/* levels[0] once, by level 1; the others by two levels. */
+		int expect = i == 0 ? 1 : 2;
+
+		for (int k = 0; k < expect; k++)
+			child_check(swait_completion_try_wait(&levels[i]));
+		child_check(!swait_completion_try_wait(&levels[i]));
+		child_check(swait_head_destroy(&levels[i].wait) == 0);
+		child_check(poll_sleep(&free_heads[i], &free_waiters[i]) == 0);
+		swait_finish(&free_heads[i], &free_waiters[i]);
+		child_check(swait_head_destroy(&free_heads[i]) == 0);
+	}
+	_exit(0);
 }
 
 static struct swait_completion comp;
@@ -95,22 +170,6 @@ static void misuse_in_handler(void)
 			 __ATOMIC_RELEASE);
 	swait_prepare(&comp.wait, &w);
 	_exit(0);	/* not reached: debug builds abort in the handler */
-}
-
-static void nest_too_deep(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = nest;
-	sa.sa_flags = SA_NODEFER;
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGUSR1, &sa, NULL) != 0)
-		_exit(3);
-	__atomic_store_n(&swait_hook_prepare_locked, raise_hook,
-			 __ATOMIC_RELEASE);
-	nest(SIGUSR1);
-	_exit(0);	/* not reached: the ninth level must abort */
 }
 
 /*
@@ -209,14 +268,26 @@ static void expect_abort(void (*fn)(void), const char *word1,
 	assert_non_null(strstr(out, word2));
 }
 
-static void nesting_past_the_bound_aborts(void **state)
+/* fn must make the child exit 0. */
+static void expect_clean_exit(void (*fn)(void))
+{
+	char out[4096];
+	int status = run_child(fn, out, sizeof(out));
+
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		print_error("child: status %#x, stderr: %s\n", status, out);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static void nesting_has_no_bound(void **state)
 {
 	(void)state;
 #ifdef __SANITIZE_THREAD__
 	/* TSan defers signals to its own safe points: raise() nests nothing. */
 	skip();
 #endif
-	expect_abort(nest_too_deep, "nested too deep", "SWAIT_HELD_MAX");
+	expect_clean_exit(nest_deep);
 }
 
 static void misuse_in_handler_is_named(void **state)
@@ -241,7 +312,7 @@ static void pi_owner_gone_is_named(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(nesting_past_the_bound_aborts),
+		cmocka_unit_test(nesting_has_no_bound),
 		cmocka_unit_test(misuse_in_handler_is_named),
 		cmocka_unit_test(pi_owner_gone_is_named),
 	};

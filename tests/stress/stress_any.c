@@ -827,6 +827,16 @@ static void test_any_cancel(void **state)
 {
 	long taken = 0;
 
+	/*
+	 * Cancellation is a signal, and qemu-i386 moves a thread's TLS once
+	 * a handler has run (TESTING.md): the lock depth is misread there.
+	 */
+	if (tu_emulator_shares_tls()) {
+		puts("# skipped: qemu-i386 moves a thread's thread-local "
+		     "storage once a signal handler has run");
+		skip();
+	}
+
 	(void)state;
 	memset(&cx, 0, sizeof(cx));
 	tu_rounds_init(&gt);
