@@ -29,8 +29,9 @@
  * is reused (filled with 0xA5) and made inaccessible: a holder that
  * touched it after its release would crash or change the pattern.  In
  * the prepare case the holder's waiter, woken by the posted complete,
- * calls swait_finish() only after that: a woken waiter must not read the
- * head again.
+ * finishes before the destroy: a completion waiter's finish may pass an
+ * unused wake on (the completion rule in swait.h), so only the completing
+ * holder is still on its way out when the page goes.
  */
 #include <pthread.h>
 #include <setjmp.h>
