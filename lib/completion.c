@@ -84,7 +84,10 @@ static void complete_sink(struct swait_head *h, uint32_t n, bool all)
 	unsigned int d = peek_done(c), v;
 	uint32_t w = __atomic_load_n(&h->walks, __ATOMIC_RELAXED);
 
-	/* Before the flips that follow: they count no leavers here. */
+	/*
+	 * Before the flips that follow: they count no leavers here.  Relaxed:
+	 * every reader of the mark holds the lock, which orders it.
+	 */
 	if (!(w & swait_events_bit(w)))
 		__atomic_fetch_or(&h->walks, swait_events_bit(w),
 				  __ATOMIC_RELAXED);

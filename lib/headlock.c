@@ -516,26 +516,15 @@ static inline void hold_ends(void)
 			 __ATOMIC_RELAXED);
 }
 
-__attribute__((noinline))
-static bool release_pi(struct swait_head *h, bool keep_ref,
-		       struct swait_posted *p)
+/*
+ * L7: leave REFS, ending a hold (depth - 1); the last one out performs what
+ * was posted after the holder's release.  True when left; false with the
+ * lock taken again and *p the set to perform.
+ */
+static bool drop_ref(struct swait_head *h, struct swait_posted *p)
 {
 	uint32_t v = __atomic_load_n(&h->walks, __ATOMIC_RELAXED);
 
-	/* Posted while we hold it: take them, still holding (L3). */
-	while (v & PI_POSTED) {
-		if (__atomic_compare_exchange_n(&h->walks, &v, v & ~PI_POSTED,
-				false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
-			decode_pi(v, p);
-			return false;
-		}
-	}
-	swait_ann_lock_released(h);
-	swait_pi_unlock(&h->lock);
-	if (keep_ref)
-		return true;	/* L5: still counted, relocks later */
-	/* L7: leave REFS; the last one out performs what came meanwhile. */
-	v = __atomic_load_n(&h->walks, __ATOMIC_RELAXED);
 	for (;;) {
 		if ((v & PI_POSTED) && (v & SWAIT_PI_REFS_MASK) == 1) {
 			if (!__atomic_compare_exchange_n(&h->walks, &v,
@@ -562,6 +551,27 @@ static bool release_pi(struct swait_head *h, bool keep_ref,
 			return true;
 		}
 	}
+}
+
+__attribute__((noinline))
+static bool release_pi(struct swait_head *h, bool keep_ref,
+		       struct swait_posted *p)
+{
+	uint32_t v = __atomic_load_n(&h->walks, __ATOMIC_RELAXED);
+
+	/* Posted while we hold it: take them, still holding (L3). */
+	while (v & PI_POSTED) {
+		if (__atomic_compare_exchange_n(&h->walks, &v, v & ~PI_POSTED,
+				false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+			decode_pi(v, p);
+			return false;
+		}
+	}
+	swait_ann_lock_released(h);
+	swait_pi_unlock(&h->lock);
+	if (keep_ref)
+		return true;	/* L5: still counted, relocks later */
+	return drop_ref(h, p);
 }
 
 bool swait_head_try_release(struct swait_head *h, bool keep_ref,
@@ -623,29 +633,10 @@ bool swait_head_posted(const struct swait_head *h)
 
 bool swait_head_leave_pi(struct swait_head *h, struct swait_posted *p)
 {
-	uint32_t v = __atomic_load_n(&h->walks, __ATOMIC_RELAXED);
-
-	for (;;) {
-		if ((v & PI_POSTED) && (v & SWAIT_PI_REFS_MASK) == 1) {
-			/* L7: the last one out performs what is posted. */
-			if (!__atomic_compare_exchange_n(&h->walks, &v,
-					v & ~PI_POSTED, false,
-					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-				continue;
-			decode_pi(v, p);
-			/* Our REF now stands for a hold (L1: depth 0 -> 1). */
-			__atomic_store_n(&swait_tls.depth,
-				__atomic_load_n(&swait_tls.depth,
-						__ATOMIC_RELAXED) + 1,
-				__ATOMIC_RELAXED);
-			swait_signal_fence();
-			swait_pi_lock(&h->lock);
-			run_locked_hook(h);
-			return false;
-		}
-		/* Release: our accesses to *h, to destroy's quiesce. */
-		if (__atomic_compare_exchange_n(&h->walks, &v, v - 1, false,
-				__ATOMIC_RELEASE, __ATOMIC_RELAXED))
-			return true;
-	}
+	/* A leaver's REF stands for a hold while it leaves (L1: 0 -> 1). */
+	__atomic_store_n(&swait_tls.depth,
+			 __atomic_load_n(&swait_tls.depth, __ATOMIC_RELAXED) + 1,
+			 __ATOMIC_RELAXED);
+	swait_signal_fence();
+	return drop_ref(h, p);
 }

@@ -126,6 +126,10 @@ static inline bool swait_head_release_fast(struct swait_head *head)
 	    SWAIT_HEAD_PI_BIT)
 		return false;
 	swait_ann_lock_released(head);
+	/*
+	 * Release: publishes the critical section to the next holder's
+	 * acquire CAS (lib/lock.h swait_trylock, lock_or_post's take).
+	 */
 	if (!__atomic_compare_exchange_n(&head->lock, &v, 0, false,
 					 __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
 		swait_ann_lock_acquired(head);

@@ -88,20 +88,6 @@ static inline void list_del(struct swait_waiter *w)
 	l->prev = NULL;
 }
 
-/* Move all of from's entries to the empty anchor to; O(1). */
-static inline void list_splice_init(struct swait_list *from,
-				    struct swait_list *to)
-{
-	struct swait_list *first = from->next, *last = from->prev;
-
-	to->prev = last;
-	set_next(to, first);
-	first->prev = to;
-	set_next(last, to);
-	from->prev = from;
-	set_next(from, from);
-}
-
 /* Move all of from's entries to the tail of the list at to; O(1). */
 static inline void list_splice_tail_init(struct swait_list *from,
 					 struct swait_list *to)
