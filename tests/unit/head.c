@@ -7,8 +7,11 @@
  * returns 0 exactly when the waiter was woken and ETIMEDOUT when it was
  * not, so "who did the wake select?" is observable without threads.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "tu_unit.h"
 
@@ -214,6 +217,71 @@ static void test_destroy_busy(void **state)
 	assert_int_equal(swait_head_destroy(&h), 0);
 }
 
+struct destroyer {
+	struct swait_head *h;
+	int ret, done;
+};
+
+static void *destroy_thread(void *arg)
+{
+	struct destroyer *d = arg;
+
+	d->ret = swait_head_destroy(d->h);
+	TU_STORE(&d->done, 1);
+	return NULL;
+}
+
+/*
+ * A waiter a wake_one flipped while it was still between prepare and
+ * finish may pass the wake on in its finish (I6), so it touches the head
+ * after the flip.  destroy must not return 0 before that finish: it waits
+ * for the waiter (counted as a leaver, lib/wake.c), and once it returned
+ * the head's page is made inaccessible, which a late touch would fault
+ * on.  Without the count destroy returns at once (nothing is queued).
+ */
+static void run_destroy_waits_for_leaver(bool pi)
+{
+	long psize = sysconf(_SC_PAGESIZE);
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+	struct destroyer d = { NULL, -1, 0 };
+	struct swait_head *h;
+	pthread_t t;
+	void *page;
+
+	page = mmap(NULL, (size_t)psize, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(page != MAP_FAILED);
+	h = page;
+	if (pi)
+		swait_head_init_pi(h);
+	else
+		swait_head_init(h);
+	TU_SYNC_VAR(d.done);
+	swait_prepare(h, &w);
+	swait_wake_one(h);		/* flips w: not queued any more */
+	d.h = h;
+	assert_int_equal(pthread_create(&t, NULL, destroy_thread, &d), 0);
+	/* A destroy that ignored the leaver returns within microseconds. */
+	assert_false(tu_poll_ns(TU_LOAD(&d.done), 200e6));
+	swait_finish(h, &w);		/* passes the wake on, then leaves */
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(d.ret, 0);
+	assert_int_equal(mprotect(page, (size_t)psize, PROT_NONE), 0);
+	assert_int_equal(munmap(page, (size_t)psize), 0);
+}
+
+static void test_destroy_waits_for_leaver(void **state)
+{
+	(void)state;
+	run_destroy_waits_for_leaver(false);
+}
+
+static void test_destroy_waits_for_leaver_pi(void **state)
+{
+	(void)state;
+	run_destroy_waits_for_leaver(true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -226,6 +294,8 @@ int main(void)
 		cmocka_unit_test(test_completion_initializers),
 		cmocka_unit_test(test_destroy_empty),
 		cmocka_unit_test(test_destroy_busy),
+		cmocka_unit_test(test_destroy_waits_for_leaver),
+		cmocka_unit_test(test_destroy_waits_for_leaver_pi),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
