@@ -109,10 +109,12 @@
  * thread that knows no waiter is queued and none will queue again)
  * destroys and frees the head.  EBUSY means a waiter is queued; the head
  * is then left as it was.  A thread must finish its own waiter on a head
- * (swait_finish) before it destroys that head.  A completion is the exception that makes
- * on-stack handshakes work: the thread whose swait_completion_wait*()
- * returned 0 may free the completion at once, as in the kernel (see the
- * completion section).
+ * (swait_finish) before it destroys that head.  A completion follows the
+ * kernel's rule instead, which makes on-stack handshakes work: it may be
+ * freed once every thread that waits on it has returned from its wait;
+ * so the thread whose swait_completion_wait*() returned 0 may free it at
+ * once if it was the only waiter.  Threads a swait_complete() woke are not
+ * counted as leavers (see the completion section).
  *
  * Signals.  swait_wake_one(), swait_wake_all(), swait_complete() and
  * swait_complete_all() are async-signal-safe: a signal handler may call them
@@ -746,9 +748,17 @@ char (&swait_mutex_arg_check(pthread_mutex_t *))[1];
  *
  * Lifetime: as in the kernel, a completion may live in the waiter's stack
  * frame and be freed by the waiter as soon as its wait (or try_wait, or
- * completion_done returning true) has returned: done is read and written
- * under the head lock, and complete()/complete_all() release that lock as
- * their last access to the completion.
+ * completion_done returning true) has returned, if no other thread is
+ * still inside a wait on it: done is read and written under the head
+ * lock, complete()/complete_all() release that lock as their last access
+ * to the completion (a complete posted by a signal handler is performed
+ * by the lock's holder before the event can be consumed), and a waiter
+ * returns only after a complete_all() walk has left the completion.  With
+ * several waiters, free it after the last one's wait has returned: a
+ * waiter a complete() woke may still pass a surplus wake on to the next
+ * waiter on its way out, and swait_head_destroy() does not wait for it
+ * (counting it would make a waiter that waits out a complete_all() walk
+ * wait for itself).
  *
  * swait_completion_init(): debug builds abort if c still has waiters.
  */
