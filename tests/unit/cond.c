@@ -1,0 +1,761 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cond.c - the condvar face (<swait/cond.h>) against pthread_cond's
+ * contract.  One source, three programs:
+ *
+ *   unit-cond          the face, linked: swait_cond_*.
+ *   unit-cond-pthread  the same tests written with pthread_cond_* names,
+ *                      run twice: under libswait-preload.so (the suite
+ *                      checks that the preload is what runs, so a preload
+ *                      that misses a name fails here), and on glibc alone,
+ *                      which shows that the tests ask for pthread's
+ *                      contract, not for libswait's quirks.  Tests of what
+ *                      only libswait promises (FIFO order, EBUSY from
+ *                      destroy, ENOTSUP for process-shared) skip on glibc.
+ *
+ * A waiter counts itself "blocked" under the mutex just before it waits;
+ * the wait queues it before it releases the mutex, so a thread that then
+ * takes the mutex and reads the count knows that many are queued.  No
+ * sleeps: threads are ordered by what they publish under the mutex.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "tu_unit.h"
+#include "swait/cond.h"
+
+#ifdef TEST_PTHREAD
+typedef pthread_cond_t cond_t;
+#define cond_init pthread_cond_init
+#define cond_destroy pthread_cond_destroy
+#define cond_wait pthread_cond_wait
+#define cond_timedwait pthread_cond_timedwait
+#define cond_clockwait pthread_cond_clockwait
+#define cond_signal pthread_cond_signal
+#define cond_broadcast pthread_cond_broadcast
+#define COND_INIT PTHREAD_COND_INITIALIZER
+#else
+typedef swait_cond_t cond_t;
+#define cond_init swait_cond_init
+#define cond_destroy swait_cond_destroy
+#define cond_wait swait_cond_wait
+#define cond_timedwait swait_cond_timedwait
+#define cond_clockwait swait_cond_clockwait
+#define cond_signal swait_cond_signal
+#define cond_broadcast swait_cond_broadcast
+#define COND_INIT SWAIT_COND_INITIALIZER
+#endif
+
+/* Whether libswait runs the condvars: linked, or preloaded. */
+static bool on_libswait;
+
+static cond_t *cv;		/* the condvar under test */
+static cond_t cv_static = COND_INIT;
+static pthread_mutex_t mutex;
+static int blocked;		/* waiters about to wait; under mutex */
+static int woke;		/* waiters returned; under mutex */
+static int order[16];		/* who returned, in order; under mutex */
+static bool go;			/* the predicate; under mutex */
+
+static void make_mutex(int type, bool robust)
+{
+	pthread_mutexattr_t a;
+
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, type);
+	if (robust)
+		pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+	pthread_mutex_init(&mutex, &a);
+	pthread_mutexattr_destroy(&a);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	make_mutex(PTHREAD_MUTEX_ERRORCHECK, false);
+	memset(&cv_static, 0, sizeof(cv_static));
+	cv = &cv_static;
+	blocked = woke = 0;
+	go = false;
+	memset(order, 0xff, sizeof(order));
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	pthread_mutex_destroy(&mutex);
+	return 0;
+}
+
+static int locked_read(const int *p)
+{
+	int v;
+
+	pthread_mutex_lock(&mutex);
+	v = *p;
+	pthread_mutex_unlock(&mutex);
+	return v;
+}
+
+#define POLL_LOCKED(expr) tu_poll(({					\
+		bool r_;						\
+		pthread_mutex_lock(&mutex);				\
+		r_ = (expr);						\
+		pthread_mutex_unlock(&mutex);				\
+		r_; }))
+
+/* A waiter: counts itself blocked, waits once, records its return. */
+struct waiter {
+	pthread_t t;
+	int id;
+	int err;		/* the wait's result */
+	bool loop;		/* wait until go instead of once */
+};
+
+static void *wait_once(void *arg)
+{
+	struct waiter *w = arg;
+
+	pthread_mutex_lock(&mutex);
+	blocked++;
+	do
+		w->err = cond_wait(cv, &mutex);
+	while (w->loop && w->err == 0 && !go);
+	order[woke++] = w->id;
+	pthread_mutex_unlock(&mutex);
+	return NULL;
+}
+
+/* Start waiter id and return once it is queued. */
+static void start_waiter(struct waiter *w, int id, bool loop)
+{
+	int before = locked_read(&blocked);
+
+	w->id = id;
+	w->loop = loop;
+	w->err = -1;
+	assert_int_equal(pthread_create(&w->t, NULL, wait_once, w), 0);
+	assert_true(POLL_LOCKED(blocked == before + 1));
+}
+
+/* ------------------------------------------------------------------ tests */
+
+static void test_layout(void **state)
+{
+	static const unsigned char zero[sizeof(cond_t)];
+	cond_t c = COND_INIT;
+
+	(void)state;
+	assert_true(sizeof(swait_cond_t) <= sizeof(pthread_cond_t));
+	assert_true(_Alignof(swait_cond_t) <= _Alignof(pthread_cond_t));
+	/* All-zero bytes are the default condvar, as for glibc's. */
+	assert_memory_equal(&c, zero, sizeof(c));
+}
+
+static void test_signal_wakes_one(void **state)
+{
+	struct waiter w[3];
+
+	(void)state;
+	tu_watchdog("signal_wakes_one");
+	for (int i = 0; i < 3; i++)
+		start_waiter(&w[i], i, false);
+	pthread_mutex_lock(&mutex);
+	assert_int_equal(cond_signal(cv), 0);
+	pthread_mutex_unlock(&mutex);
+	assert_true(POLL_LOCKED(woke == 1));
+	/* Two still blocked: a broadcast now wakes exactly two more. */
+	pthread_mutex_lock(&mutex);
+	assert_int_equal(woke, 1);
+	assert_int_equal(cond_broadcast(cv), 0);
+	pthread_mutex_unlock(&mutex);
+	for (int i = 0; i < 3; i++) {
+		pthread_join(w[i].t, NULL);
+		assert_int_equal(w[i].err, 0);
+	}
+	assert_int_equal(woke, 3);
+	assert_int_equal(cond_destroy(cv), 0);
+	tu_watchdog_done();
+}
+
+/* Signal wakes the longest-waiting thread (libswait's promise). */
+static void test_signal_fifo(void **state)
+{
+	struct waiter w[6];
+
+	(void)state;
+	if (!on_libswait)
+		skip();
+	tu_watchdog("signal_fifo");
+	for (int i = 0; i < 6; i++)
+		start_waiter(&w[i], i, false);
+	for (int i = 0; i < 6; i++) {
+		assert_int_equal(cond_signal(cv), 0);	/* without the mutex */
+		assert_true(POLL_LOCKED(woke == i + 1));
+		assert_int_equal(locked_read(&order[i]), i);
+	}
+	for (int i = 0; i < 6; i++)
+		pthread_join(w[i].t, NULL);
+	tu_watchdog_done();
+}
+
+static void test_broadcast_all(void **state)
+{
+	struct waiter w[8];
+
+	(void)state;
+	tu_watchdog("broadcast_all");
+	for (int i = 0; i < 8; i++)
+		start_waiter(&w[i], i, true);
+	pthread_mutex_lock(&mutex);
+	go = true;
+	assert_int_equal(cond_broadcast(cv), 0);
+	pthread_mutex_unlock(&mutex);
+	for (int i = 0; i < 8; i++) {
+		pthread_join(w[i].t, NULL);
+		assert_int_equal(w[i].err, 0);
+	}
+	assert_int_equal(woke, 8);
+	tu_watchdog_done();
+}
+
+static void test_timeouts(void **state)
+{
+	struct timespec ts;
+	long long t0;
+
+	(void)state;
+	tu_watchdog("timeouts");
+	pthread_mutex_lock(&mutex);
+	/* The default clock is CLOCK_REALTIME. */
+	ts = tu_deadline(CLOCK_REALTIME, 20 * 1000000LL);
+	t0 = tu_now_ns();
+	assert_int_equal(cond_timedwait(cv, &mutex, &ts), ETIMEDOUT);
+	assert_true(tu_now_ns() - t0 >= 19 * 1000000LL);
+	ts = tu_deadline(CLOCK_MONOTONIC, 20 * 1000000LL);
+	t0 = tu_now_ns();
+	assert_int_equal(cond_clockwait(cv, &mutex, CLOCK_MONOTONIC, &ts),
+			 ETIMEDOUT);
+	assert_true(tu_now_ns() - t0 >= 19 * 1000000LL);
+	/* Past, and negative, deadlines time out at once. */
+	ts = tu_deadline(CLOCK_REALTIME, -1000000000LL);
+	assert_int_equal(cond_timedwait(cv, &mutex, &ts), ETIMEDOUT);
+	ts.tv_sec = -1;
+	ts.tv_nsec = 0;
+	assert_int_equal(cond_timedwait(cv, &mutex, &ts), ETIMEDOUT);
+	/* Held on every return: an error-checking unlock says so. */
+	assert_int_equal(pthread_mutex_unlock(&mutex), 0);
+	assert_int_equal(cond_destroy(cv), 0);
+	tu_watchdog_done();
+}
+
+/* The attr's clock is the one timedwait measures on. */
+static void test_attr_clock(void **state)
+{
+	pthread_condattr_t a;
+	struct timespec ts;
+	cond_t c;
+	long long t0;
+
+	(void)state;
+	tu_watchdog("attr_clock");
+	pthread_condattr_init(&a);
+	assert_int_equal(pthread_condattr_setclock(&a, CLOCK_MONOTONIC), 0);
+	assert_int_equal(cond_init(&c, &a), 0);
+	pthread_condattr_destroy(&a);
+	/*
+	 * A monotonic deadline 30 ms ahead.  Read as CLOCK_REALTIME it would
+	 * be decades past and return at once.
+	 */
+	ts = tu_deadline(CLOCK_MONOTONIC, 30 * 1000000LL);
+	t0 = tu_now_ns();
+	pthread_mutex_lock(&mutex);
+	assert_int_equal(cond_timedwait(&c, &mutex, &ts), ETIMEDOUT);
+	pthread_mutex_unlock(&mutex);
+	assert_true(tu_now_ns() - t0 >= 29 * 1000000LL);
+	assert_int_equal(cond_destroy(&c), 0);
+	tu_watchdog_done();
+}
+
+/*
+ * A thread blocked on a priority-inheritance mutex: the kernel hands such a
+ * mutex straight to its top waiter on unlock (FUTEX_UNLOCK_PI), so any
+ * release, however short, gives it to the spy, and the releaser's relock
+ * then waits for the spy.  spy_got says whether it ever had the mutex.
+ */
+static pid_t spy_tid;
+static int spy_got;
+
+static void *spy(void *arg)
+{
+	(void)arg;
+	TU_STORE(&spy_tid, tu_gettid());
+	pthread_mutex_lock(&mutex);
+	TU_ADD(&spy_got, 1);
+	pthread_mutex_unlock(&mutex);
+	return NULL;
+}
+
+/* Bad input fails with EINVAL before the mutex is released. */
+static void test_einval_before_unlock(void **state)
+{
+	struct timespec bad = { 1, 1000000000L }, ok;
+	pthread_mutexattr_t a;
+	pthread_t t;
+
+	(void)state;
+	tu_watchdog("einval_before_unlock");
+	TU_SYNC_VAR(spy_tid);
+	TU_SYNC_VAR(spy_got);
+	spy_tid = 0;
+	spy_got = 0;
+	pthread_mutex_destroy(&mutex);
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
+	pthread_mutexattr_setprotocol(&a, PTHREAD_PRIO_INHERIT);
+	pthread_mutex_init(&mutex, &a);
+	pthread_mutexattr_destroy(&a);
+	pthread_mutex_lock(&mutex);
+	assert_int_equal(pthread_create(&t, NULL, spy, NULL), 0);
+	assert_true(tu_poll(TU_LOAD(&spy_tid) != 0 &&
+			    tu_task_state(TU_LOAD(&spy_tid)) == 'S'));
+	ok = tu_deadline(CLOCK_MONOTONIC, 1000000000LL);
+	assert_int_equal(cond_timedwait(cv, &mutex, &bad), EINVAL);
+	bad.tv_nsec = -1;
+	assert_int_equal(cond_timedwait(cv, &mutex, &bad), EINVAL);
+	assert_int_equal(cond_clockwait(cv, &mutex, CLOCK_PROCESS_CPUTIME_ID,
+					&ok), EINVAL);
+	assert_int_equal(TU_LOAD(&spy_got), 0);
+	assert_int_equal(pthread_mutex_unlock(&mutex), 0);
+	pthread_join(t, NULL);
+	assert_int_equal(spy_got, 1);
+	assert_int_equal(cond_destroy(cv), 0);
+	tu_watchdog_done();
+}
+
+/* An error-checking mutex the caller does not hold: EPERM, nothing left. */
+static void test_eperm(void **state)
+{
+	struct waiter w;
+
+	(void)state;
+	tu_watchdog("eperm");
+	assert_int_equal(cond_wait(cv, &mutex), EPERM);
+	/* Nothing stays queued: a waiter then gets the only signal. */
+	start_waiter(&w, 0, false);
+	assert_int_equal(cond_signal(cv), 0);
+	pthread_join(w.t, NULL);
+	assert_int_equal(w.err, 0);
+	assert_int_equal(cond_destroy(cv), 0);
+	tu_watchdog_done();
+}
+
+/* Cancellation: the handlers run holding the mutex; nothing swallowed. */
+static int cleanup_unlock;
+
+static void cleanup(void *arg)
+{
+	(void)arg;
+	/* 0 exactly when this thread holds the error-checking mutex. */
+	cleanup_unlock = pthread_mutex_unlock(&mutex);
+}
+
+static void *wait_cancellable(void *arg)
+{
+	struct waiter *w = arg;
+
+	pthread_mutex_lock(&mutex);
+	blocked++;
+	pthread_cleanup_push(cleanup, NULL);
+	w->err = cond_wait(cv, &mutex);
+	pthread_cleanup_pop(0);
+	order[woke++] = w->id;
+	pthread_mutex_unlock(&mutex);
+	return NULL;
+}
+
+static void test_cancel_relocks(void **state)
+{
+	pthread_t t;
+	struct waiter w = { .id = 0 };
+	void *ret;
+
+	(void)state;
+	tu_watchdog("cancel_relocks");
+	cleanup_unlock = -1;
+	assert_int_equal(pthread_create(&t, NULL, wait_cancellable, &w), 0);
+	assert_true(POLL_LOCKED(blocked == 1));
+	pthread_cancel(t);
+	pthread_join(t, &ret);
+	assert_ptr_equal(ret, PTHREAD_CANCELED);
+	assert_int_equal(cleanup_unlock, 0);
+	assert_int_equal(cond_destroy(cv), 0);	/* it left the queue */
+	tu_watchdog_done();
+}
+
+/*
+ * A signal racing with the cancel of the thread it selects: either that
+ * thread returns from its wait (it consumed the signal) or the other
+ * waiter wakes.  A lost signal leaves B blocked: the poll fails.
+ */
+static void test_cancel_no_swallow(void **state)
+{
+	int rounds = (int)tu_scale(300), cancelled = 0;
+
+	(void)state;
+	tu_watchdog("cancel_no_swallow");
+	for (int r = 0; r < rounds; r++) {
+		struct waiter a = { .id = 0 }, b = { .id = 1 };
+		pthread_t ta;
+		void *ret;
+
+		blocked = woke = 0;
+		cleanup_unlock = -1;
+		assert_int_equal(pthread_create(&ta, NULL, wait_cancellable,
+						&a), 0);
+		assert_true(POLL_LOCKED(blocked == 1));
+		start_waiter(&b, 1, false);
+		pthread_mutex_lock(&mutex);
+		cond_signal(cv);
+		pthread_cancel(ta);
+		pthread_mutex_unlock(&mutex);
+		pthread_join(ta, &ret);
+		if (ret == PTHREAD_CANCELED) {
+			cancelled++;
+			assert_int_equal(cleanup_unlock, 0);
+			/* A was selected or B was: B wakes either way. */
+			assert_true(POLL_LOCKED(woke == 1));
+		} else {
+			/* A consumed the signal; B is still blocked. */
+			cond_signal(cv);
+		}
+		pthread_join(b.t, NULL);
+		assert_int_equal(b.err, 0);
+	}
+	print_message("cancel_no_swallow: %d of %d rounds cancelled "
+		      "in the wait\n", cancelled, rounds);
+	assert_true(cancelled > 0);
+	tu_watchdog_done();
+}
+
+/*
+ * POSIX's pthread_cond_destroy example and libstdc++'s 54185: a woken
+ * thread destroys and frees the condvar while others it woke have not
+ * returned.  Each condvar is alone in a page that is unmapped at once: a
+ * later access by any thread is SIGSEGV.
+ */
+struct freeing {
+	cond_t *c;
+	int left;		/* waiters not yet returned; under mutex */
+	int destroy_err;
+	bool freed;
+};
+
+static struct freeing fr;
+
+static void *wait_then_free(void *arg)
+{
+	int err = 0;
+
+	(void)arg;
+	pthread_mutex_lock(&mutex);
+	blocked++;
+	while (!go && err == 0)
+		err = cond_wait(fr.c, &mutex);
+	if (!fr.freed) {
+		fr.destroy_err = cond_destroy(fr.c);
+		munmap(fr.c, (size_t)sysconf(_SC_PAGESIZE));
+		fr.freed = true;
+	}
+	fr.left--;
+	pthread_mutex_unlock(&mutex);
+	return NULL;
+}
+
+static void destroy_by_woken(bool broadcast, int rounds)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	for (int r = 0; r < rounds; r++) {
+		pthread_t t[3];
+		int n = broadcast ? 3 : 1;
+
+		fr.c = mmap(NULL, page, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		assert_true(fr.c != MAP_FAILED);
+		assert_int_equal(cond_init(fr.c, NULL), 0);
+		fr.left = n;
+		fr.freed = false;
+		fr.destroy_err = -1;
+		blocked = 0;
+		go = false;
+		for (int i = 0; i < n; i++)
+			assert_int_equal(pthread_create(&t[i], NULL,
+							wait_then_free,
+							NULL), 0);
+		assert_true(POLL_LOCKED(blocked == n));
+		pthread_mutex_lock(&mutex);
+		go = true;
+		if (broadcast)
+			cond_broadcast(fr.c);
+		else
+			cond_signal(fr.c);
+		pthread_mutex_unlock(&mutex);
+		for (int i = 0; i < n; i++)
+			pthread_join(t[i], NULL);
+		assert_true(fr.freed);
+		assert_int_equal(fr.destroy_err, 0);
+		assert_int_equal(fr.left, 0);
+	}
+}
+
+static void test_destroy_after_broadcast(void **state)
+{
+	(void)state;
+	tu_watchdog("destroy_after_broadcast");
+	destroy_by_woken(true, (int)tu_scale(400));
+	tu_watchdog_done();
+}
+
+static void test_destroy_after_signal(void **state)
+{
+	(void)state;
+	tu_watchdog("destroy_after_signal");
+	destroy_by_woken(false, (int)tu_scale(400));
+	tu_watchdog_done();
+}
+
+/* destroy with a thread blocked: EBUSY (glibc would wait). */
+static void test_destroy_busy(void **state)
+{
+	struct waiter w;
+
+	(void)state;
+	if (!on_libswait)
+		skip();
+	tu_watchdog("destroy_busy");
+	start_waiter(&w, 0, false);
+	assert_int_equal(cond_destroy(cv), EBUSY);
+	cond_signal(cv);
+	pthread_join(w.t, NULL);
+	assert_int_equal(cond_destroy(cv), 0);
+	tu_watchdog_done();
+}
+
+/* Process-shared: ENOTSUP from the face; the preload hands it to glibc. */
+static void test_pshared(void **state)
+{
+	pthread_condattr_t a;
+	struct waiter w;
+	cond_t c;
+	int err;
+
+	(void)state;
+	tu_watchdog("pshared");
+	pthread_condattr_init(&a);
+	pthread_condattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+	memset(&c, 0x5a, sizeof(c));
+	err = cond_init(&c, &a);
+	pthread_condattr_destroy(&a);
+#ifndef TEST_PTHREAD
+	assert_int_equal(err, ENOTSUP);
+	tu_watchdog_done();
+	return;
+#endif
+	/* glibc's condvar, reached through the preload if there is one. */
+	assert_int_equal(err, 0);
+	cv = &c;
+	start_waiter(&w, 0, false);
+	pthread_mutex_lock(&mutex);
+	assert_int_equal(cond_signal(cv), 0);
+	pthread_mutex_unlock(&mutex);
+	pthread_join(w.t, NULL);
+	assert_int_equal(w.err, 0);
+	assert_int_equal(cond_destroy(&c), 0);
+	cv = &cv_static;
+	tu_watchdog_done();
+}
+
+/* A robust mutex whose owner died while the waiter slept. */
+static void *die_holding(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&mutex);
+	cond_signal(cv);
+	return NULL;	/* exits holding the mutex */
+}
+
+static void test_eownerdead(void **state)
+{
+	struct waiter w;
+	pthread_t t;
+
+	(void)state;
+	tu_watchdog("eownerdead");
+	pthread_mutex_destroy(&mutex);
+	make_mutex(PTHREAD_MUTEX_ERRORCHECK, true);
+	start_waiter(&w, 0, false);
+	assert_int_equal(pthread_create(&t, NULL, die_holding, NULL), 0);
+	pthread_join(t, NULL);
+	pthread_join(w.t, NULL);
+	/* The waiter returned EOWNERDEAD, holding it, then unlocked it
+	 * unrepaired: the mutex is now unrecoverable. */
+	assert_int_equal(w.err, EOWNERDEAD);
+	assert_int_equal(pthread_mutex_lock(&mutex), ENOTRECOVERABLE);
+	assert_int_equal(cond_destroy(cv), 0);
+	tu_watchdog_done();
+}
+
+static void *wait_repair(void *arg)
+{
+	struct waiter *w = arg;
+
+	pthread_mutex_lock(&mutex);
+	blocked++;
+	w->err = cond_wait(cv, &mutex);
+	if (w->err == EOWNERDEAD)
+		w->id = pthread_mutex_consistent(&mutex);
+	pthread_mutex_unlock(&mutex);
+	return NULL;
+}
+
+static void test_eownerdead_repaired(void **state)
+{
+	struct waiter w = { .id = -1 };
+	pthread_t t;
+
+	(void)state;
+	tu_watchdog("eownerdead_repaired");
+	pthread_mutex_destroy(&mutex);
+	make_mutex(PTHREAD_MUTEX_ERRORCHECK, true);
+	assert_int_equal(pthread_create(&w.t, NULL, wait_repair, &w), 0);
+	assert_true(POLL_LOCKED(blocked == 1));
+	assert_int_equal(pthread_create(&t, NULL, die_holding, NULL), 0);
+	pthread_join(t, NULL);
+	pthread_join(w.t, NULL);
+	assert_int_equal(w.err, EOWNERDEAD);
+	assert_int_equal(w.id, 0);	/* pthread_mutex_consistent() */
+	/* Repaired: it works as before. */
+	assert_int_equal(pthread_mutex_lock(&mutex), 0);
+	assert_int_equal(pthread_mutex_unlock(&mutex), 0);
+	tu_watchdog_done();
+}
+
+/* A producer/consumer queue, signal without the mutex: exact counts. */
+#define PC_ITEMS 20000
+static int queue_len, consumed, produced_all;
+static cond_t nonempty = COND_INIT;
+
+static void *consumer(void *arg)
+{
+	long n = 0;
+
+	(void)arg;
+	pthread_mutex_lock(&mutex);
+	for (;;) {
+		while (queue_len == 0 && !produced_all)
+			cond_wait(&nonempty, &mutex);
+		if (queue_len == 0)
+			break;
+		queue_len--;
+		consumed++;
+		n++;
+	}
+	pthread_mutex_unlock(&mutex);
+	return (void *)n;
+}
+
+static void test_prodcons(void **state)
+{
+	pthread_t t[3];
+
+	(void)state;
+	tu_watchdog("prodcons");
+	memset(&nonempty, 0, sizeof(nonempty));
+	queue_len = consumed = produced_all = 0;
+	for (int i = 0; i < 3; i++)
+		pthread_create(&t[i], NULL, consumer, NULL);
+	for (int i = 0; i < PC_ITEMS; i++) {
+		pthread_mutex_lock(&mutex);
+		queue_len++;
+		pthread_mutex_unlock(&mutex);
+		cond_signal(&nonempty);		/* after the unlock */
+	}
+	pthread_mutex_lock(&mutex);
+	produced_all = 1;
+	pthread_mutex_unlock(&mutex);
+	cond_broadcast(&nonempty);
+	for (int i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	assert_int_equal(consumed, PC_ITEMS);
+	assert_int_equal(cond_destroy(&nonempty), 0);
+	tu_watchdog_done();
+}
+
+/* Which object defines pthread_cond_wait for this process. */
+static const char *wait_owner(void)
+{
+	Dl_info info;
+	void *f = dlsym(RTLD_DEFAULT, "pthread_cond_wait");
+
+	if (!f || !dladdr(f, &info) || !info.dli_fname)
+		return "?";
+	return info.dli_fname;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_layout, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_signal_wakes_one, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_signal_fifo, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_broadcast_all, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_timeouts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_attr_clock, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_einval_before_unlock,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_eperm, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cancel_relocks, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_cancel_no_swallow, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_destroy_after_broadcast,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_destroy_after_signal,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_destroy_busy, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_pshared, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_eownerdead, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_eownerdead_repaired,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_prodcons, setup, teardown),
+	};
+#ifdef TEST_PTHREAD
+	const char *expect = getenv("SWAIT_TEST_EXPECT_PRELOAD");
+	const char *owner = wait_owner();
+
+	on_libswait = strstr(owner, "libswait-preload") != NULL;
+	if (expect && strcmp(expect, "1") == 0 && !on_libswait) {
+		fprintf(stderr, "pthread_cond_wait comes from %s, not from "
+			"libswait-preload.so\n", owner);
+		return 1;
+	}
+	printf("pthread_cond_wait from %s\n", owner);
+#else
+	(void)wait_owner;
+	on_libswait = true;
+#endif
+	TU_SYNC_VAR(blocked);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
