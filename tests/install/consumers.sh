@@ -119,7 +119,8 @@ pc=$(find "$prefix" -name swait.pc)
 [ -n "$pc" ] || fail "meson install installed no swait.pc under $prefix"
 pcdir=$(dirname "$pc")
 libdir=$(dirname "$pcdir")
-for f in "$prefix/include/swait.h" "$libdir/libswait.so" \
+for f in "$prefix/include/swait.h" "$prefix/include/swait/cond.h" \
+	 "$libdir/libswait.so" \
 	 "$libdir/libswait.so.0" "$libdir/libswait.a" \
 	 "$libdir/cmake/swait/swaitConfig.cmake" \
 	 "$libdir/cmake/swait/swaitConfigVersion.cmake"; do
@@ -151,6 +152,29 @@ run_linked "pkg-config shared" ./consumer-pc
 # -static links everything statically, so the link proves that
 # pkg-config --static names all that libswait.a needs.
 # shellcheck disable=SC2086
+step "pkg-config: cc consumer_cond.c (<swait/cond.h>)" \
+	"$CC" -std=c11 -Wall -Wextra -pedantic-errors -Werror -pthread \
+	-o consumer-cond "$cons/consumer_cond.c" $cflags $libs
+run_linked "pkg-config condvar face" ./consumer-cond
+
+# The preload and its launcher, installed: an unmodified pthread program
+# runs under the installed swait-run, whose stats line shows its waits ran
+# on libswait (the installed preload finds libswait.so by its runpath).
+if [ -e "$libdir/libswait-preload.so" ]; then
+	[ -x "$prefix/bin/swait-run" ] ||
+		fail "meson install installed the preload but not bin/swait-run"
+	step "cc consumer_cond.c -DUSE_PTHREAD (plain pthread)" \
+		"$CC" -std=c11 -Wall -Wextra -Werror -pthread -DUSE_PTHREAD \
+		-o consumer-pthread "$cons/consumer_cond.c"
+	step "swait-run --stats ./consumer-pthread" \
+		sh -c "env -u LD_LIBRARY_PATH '$prefix/bin/swait-run' --stats ./consumer-pthread 2> stats.txt"
+	grep -q '^swait-preload: pid [0-9]*: [1-9][0-9]* waits' stats.txt ||
+		fail "swait-run: no waits on libswait: $(cat stats.txt)"
+	echo "ok:   $(cat stats.txt)"
+else
+	skip "no libswait-preload.so on this CPU (preload/meson.build)"
+fi
+
 step "pkg-config --static: cc -static consumer.c" \
 	"$CC" -std=c11 -Wall -Wextra -pedantic-errors -Werror -static \
 	-o consumer-static "$cons/consumer.c" $cflags $slibs
