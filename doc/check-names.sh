@@ -57,7 +57,7 @@ done
 
 for name in $(functions "$header") $(macros "$header"); do
 	case "$name" in
-	SWAIT_H|SWAIT_NONNULL|swait_final_recheck) continue ;;
+	SWAIT_H|SWAIT_COND_H|SWAIT_NONNULL|swait_final_recheck) continue ;;
 	SWAIT_MUTEX_ARG_CHECK) continue ;;
 	SWAIT_VERSION_*)
 		n=$((n + 1))
@@ -77,6 +77,10 @@ for name in $(functions "$header") $(macros "$header"); do
 	fi
 done
 
-[ "$n" -gt 20 ] || { echo "found only $n names in $header" >&2; exit 1; }
+# A floor that catches a parser that stopped finding names: <swait.h> has
+# over 20, <swait/cond.h> 8.
+min=20
+case "$header" in */cond.h) min=7 ;; esac
+[ "$n" -gt "$min" ] || { echo "found only $n names in $header" >&2; exit 1; }
 [ "$status" -eq 0 ] && echo "$n public names, each documented"
 exit "$status"
