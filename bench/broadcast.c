@@ -27,6 +27,7 @@
 #include <swait.h>
 
 #include "bench.h"
+#include "swait/cond.h"
 
 struct bc;
 
@@ -52,6 +53,7 @@ struct bc {
 	struct swait_head head;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
+	swait_cond_t scv;
 	struct chan *pc;	/* a peer's channel */
 	int n, rounds;
 	struct bc_waiter *w;
@@ -92,6 +94,23 @@ static void cond_bwake(struct bc *b, uint32_t r)
 	pthread_mutex_unlock(&b->mu);
 }
 
+/* The cond code again, on libswait's condvar face. */
+static void scond_bwait(struct bc *b, uint32_t r)
+{
+	pthread_mutex_lock(&b->mu);
+	while (b->gen <= r)
+		swait_cond_wait(&b->scv, &b->mu);
+	pthread_mutex_unlock(&b->mu);
+}
+
+static void scond_bwake(struct bc *b, uint32_t r)
+{
+	pthread_mutex_lock(&b->mu);
+	b->gen = r + 1;
+	swait_cond_broadcast(&b->scv);
+	pthread_mutex_unlock(&b->mu);
+}
+
 static void futex_bwait(struct bc *b, uint32_t r)
 {
 	uint32_t g;
@@ -119,6 +138,7 @@ static void peer_bwake(struct bc *b, uint32_t r)
 static const struct bc_mech bc_mechs[] = {
 	{ .name = "swait", .wait = swait_bwait, .wake = swait_bwake },
 	{ .name = "cond", .wait = cond_bwait, .wake = cond_bwake },
+	{ .name = "swait-cond", .wait = scond_bwait, .wake = scond_bwake },
 	{ .name = "futex", .wait = futex_bwait, .wake = futex_bwake },
 };
 
@@ -279,6 +299,7 @@ static void bc_trial(struct bc *b, struct bc_out *o)
 	swait_head_init(&b->head);
 	pthread_mutex_init(&b->mu, NULL);
 	pthread_cond_init(&b->cv, NULL);
+	swait_cond_init(&b->scv, NULL);
 	b->pc = b->m->peer ? chan_new(b->m->peer) : NULL;
 	for (int i = 0; i < b->n; i++) {
 		b->w[i].b = b;
@@ -293,6 +314,8 @@ static void bc_trial(struct bc *b, struct bc_out *o)
 	if (b->pc)
 		chan_free(b->m->peer, b->pc);
 	pthread_cond_destroy(&b->cv);
+	if (swait_cond_destroy(&b->scv) != 0)
+		die("swait_cond busy at teardown");
 	pthread_mutex_destroy(&b->mu);
 }
 

@@ -26,6 +26,7 @@
 #include "bench.h"
 #include "futex.h"	/* lib/: the ABI's futex call */
 #include "peers.h"
+#include "swait/cond.h"
 
 struct chan {
 	/* First: a peer's own objects (peers.h). */
@@ -36,6 +37,7 @@ struct chan {
 	struct swait_completion comp;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
+	swait_cond_t scv;
 	sem_t sem;
 	int fd[2];
 };
@@ -137,66 +139,78 @@ static int comp_timedwait(struct chan *c, clockid_t clock,
 
 /* ------------------------------------------------------------------ cond */
 
-static void cond_setup(struct chan *c)
-{
-	pthread_condattr_t a;
-
-	pthread_mutex_init(&c->mu, NULL);
-	pthread_condattr_init(&a);
-	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-	pthread_cond_init(&c->cv, &a);
-	pthread_condattr_destroy(&a);
-	c->count = 0;
+/*
+ * The condvar code, written once and instantiated twice: on glibc's
+ * pthread_cond ("cond") and on libswait's condvar face ("swait-cond"),
+ * so that the two differ in the condvar and nothing else.
+ */
+#define COND_MECH(P, FIELD, INIT, DESTROY, WAIT, CLOCKWAIT, SIGNAL)	\
+static void P##_setup(struct chan *c)					\
+{									\
+	pthread_condattr_t a;						\
+									\
+	pthread_mutex_init(&c->mu, NULL);				\
+	pthread_condattr_init(&a);					\
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);			\
+	if (INIT(&c->FIELD, &a) != 0)					\
+		die(#INIT " failed");					\
+	pthread_condattr_destroy(&a);					\
+	c->count = 0;							\
+}									\
+									\
+static void P##_teardown(struct chan *c)				\
+{									\
+	DESTROY(&c->FIELD);						\
+	pthread_mutex_destroy(&c->mu);					\
+}									\
+									\
+/* The textbook form: signal while holding the mutex. */		\
+static void P##_post(struct chan *c)					\
+{									\
+	pthread_mutex_lock(&c->mu);					\
+	c->count++;							\
+	SIGNAL(&c->FIELD);						\
+	pthread_mutex_unlock(&c->mu);					\
+}									\
+									\
+/* The other common form: signal after the unlock. */			\
+static void P##_after_post(struct chan *c)				\
+{									\
+	pthread_mutex_lock(&c->mu);					\
+	c->count++;							\
+	pthread_mutex_unlock(&c->mu);					\
+	SIGNAL(&c->FIELD);						\
+}									\
+									\
+static void P##_wait(struct chan *c)					\
+{									\
+	pthread_mutex_lock(&c->mu);					\
+	while (c->count == 0)						\
+		WAIT(&c->FIELD, &c->mu);				\
+	c->count--;							\
+	pthread_mutex_unlock(&c->mu);					\
+}									\
+									\
+static int P##_timedwait(struct chan *c, clockid_t clock,		\
+			 const struct timespec *dl)			\
+{									\
+	int err = 0;							\
+									\
+	pthread_mutex_lock(&c->mu);					\
+	while (c->count == 0 && err == 0)				\
+		err = CLOCKWAIT(&c->FIELD, &c->mu, clock, dl);		\
+	if (c->count != 0) {						\
+		c->count--;						\
+		err = 0;						\
+	}								\
+	pthread_mutex_unlock(&c->mu);					\
+	return err;							\
 }
 
-static void cond_teardown(struct chan *c)
-{
-	pthread_cond_destroy(&c->cv);
-	pthread_mutex_destroy(&c->mu);
-}
-
-/* The textbook form: signal while holding the mutex. */
-static void cond_post(struct chan *c)
-{
-	pthread_mutex_lock(&c->mu);
-	c->count++;
-	pthread_cond_signal(&c->cv);
-	pthread_mutex_unlock(&c->mu);
-}
-
-/* The other common form: signal after the unlock. */
-static void cond_after_post(struct chan *c)
-{
-	pthread_mutex_lock(&c->mu);
-	c->count++;
-	pthread_mutex_unlock(&c->mu);
-	pthread_cond_signal(&c->cv);
-}
-
-static void cond_wait(struct chan *c)
-{
-	pthread_mutex_lock(&c->mu);
-	while (c->count == 0)
-		pthread_cond_wait(&c->cv, &c->mu);
-	c->count--;
-	pthread_mutex_unlock(&c->mu);
-}
-
-static int cond_timedwait(struct chan *c, clockid_t clock,
-			  const struct timespec *dl)
-{
-	int err = 0;
-
-	pthread_mutex_lock(&c->mu);
-	while (c->count == 0 && err == 0)
-		err = pthread_cond_clockwait(&c->cv, &c->mu, clock, dl);
-	if (c->count != 0) {
-		c->count--;
-		err = 0;
-	}
-	pthread_mutex_unlock(&c->mu);
-	return err;
-}
+COND_MECH(cond, cv, pthread_cond_init, pthread_cond_destroy,
+	  pthread_cond_wait, pthread_cond_clockwait, pthread_cond_signal)
+COND_MECH(scond, scv, swait_cond_init, swait_cond_destroy, swait_cond_wait,
+	  swait_cond_clockwait, swait_cond_signal)
 
 /* ------------------------------------------------------------------ sem_t */
 
@@ -385,6 +399,18 @@ const struct mech mechs[] = {
 	  .setup = cond_setup, .teardown = cond_teardown,
 	  .post = cond_after_post, .wait = cond_wait,
 	  .timedwait = cond_timedwait },
+	{ .name = "swait-cond",
+	  .desc = "the cond code on <swait/cond.h>, signal under the lock",
+	  .flags = MF_HANDOFF | MF_TIMED,
+	  .setup = scond_setup, .teardown = scond_teardown,
+	  .post = scond_post, .wait = scond_wait,
+	  .timedwait = scond_timedwait },
+	{ .name = "swait-cond-after",
+	  .desc = "the cond code on <swait/cond.h>, signal after unlock",
+	  .flags = MF_HANDOFF,
+	  .setup = scond_setup, .teardown = scond_teardown,
+	  .post = scond_after_post, .wait = scond_wait,
+	  .timedwait = scond_timedwait },
 	{ .name = "sem",
 	  .desc = "sem_post() / sem_wait()",
 	  .flags = MF_HANDOFF | MF_TIMED,

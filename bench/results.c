@@ -673,6 +673,11 @@ static void print_goals(FILE *f, const struct row *r, size_t n)
 		  "broadcast n=64 last: swait / futex bulk (median)", true },
 		{ "broadcast", "last_running", "n=64", "swait", "cond", 0.50,
 		  "broadcast n=64: swait / cond_broadcast, last", false },
+		/* The condvar face against the same code on glibc. */
+		{ "pingpong", "round_trip", "", "swait-cond", "cond", 0.50,
+		  "pingpong: swait-cond / cond (signal under lock)", false },
+		{ "broadcast", "last_running", "n=64", "swait-cond", "cond",
+		  0.60, "broadcast n=64: swait-cond / cond, last", false },
 	};
 	const struct row *pp = find_row(r, n, "pingpong", "round_trip", "",
 					"swait");

@@ -165,10 +165,11 @@ static void usage(FILE *f)
 	peers_missing_print(f);
 	fprintf(f,
 "pingpong, latency, prodcons and contention use every mechanism above;\n"
-"timedwait those with a deadline wait (swait, completion, cond, sem, futex,\n"
-"futex-sleeper); nowaiter swait, swait-all, cond, cond-broadcast, futex,\n"
-"futex-sleeper and the peers (nsync, abseil, atomic); broadcast swait,\n"
-"cond, futex and the peers, in their wake-all forms; mostlybusy swait,\n"
+"timedwait those with a deadline wait (swait, completion, cond, swait-cond,\n"
+"sem, futex, futex-sleeper); nowaiter swait, swait-all, cond,\n"
+"cond-broadcast, futex, futex-sleeper and the peers (nsync, abseil,\n"
+"atomic); broadcast swait, cond, swait-cond, futex and the peers, in their\n"
+"wake-all forms; mostlybusy swait,\n"
 "swait-asym, cond, futex-sleeper and the peers, as wakes after a push\n"
 "onto a queue of its own.\n"
 "\n"
