@@ -47,6 +47,7 @@ struct opts {
 	int reps;
 	long iterations;		/* 0: the scenario's default */
 	double duration;		/* seconds per trial, 0: iterations */
+	long corpus_mb;			/* program: corpus size, 0: default */
 	int threads;			/* 0: the scenario's default */
 	int wakers, waiters;		/* contention; 0: the default series */
 	bool rt;
@@ -300,6 +301,7 @@ struct scenario {
 	const char *name;
 	const char *help;
 	void (*run)(void);
+	bool named_only;	/* not in the default tour: name it */
 };
 
 extern const struct scenario scenarios[];
@@ -309,6 +311,7 @@ void run_pingpong(void);
 void run_nowaiter(void);
 void run_broadcast(void);
 void run_latency(void);
+void run_program(void);
 void run_timedwait(void);
 void run_prodcons(void);
 void run_contention(void);

@@ -57,10 +57,11 @@ static enum kind kind_of(size_t c)
 static const char *const scenarios[] = {
 	"pingpong", "nowaiter", "broadcast", "latency", "timedwait",
 	"prodcons", "contention", "mostlybusy",
+	"program",	/* named only: not in the default tour */
 };
 #define NSCEN (sizeof(scenarios) / sizeof(scenarios[0]))
-/* The "seen" mask of a run that has rows of every scenario. */
-#define ALL_SCEN ((1u << NSCEN) - 1)
+/* The "seen" mask of a default run: rows of every scenario but program. */
+#define ALL_SCEN ((1u << (NSCEN - 1)) - 1)
 
 static int failures;
 

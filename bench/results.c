@@ -590,7 +590,9 @@ static const struct row *find_row(const struct row *r, size_t n,
 		    !strcmp(r[i].series, series) && !strcmp(r[i].mech, mech) &&
 		    !strcmp(r[i].load, "none") &&
 		    (!strcmp(r[i].regime, "same") ||
-		     !strcmp(r[i].regime, "one thread")))
+		     !strcmp(r[i].regime, "one thread") ||
+		     /* a whole program runs unpinned */
+		     !strcmp(r[i].scenario, "program")))
 			return &r[i];
 	return NULL;
 }
@@ -678,6 +680,15 @@ static void print_goals(FILE *f, const struct row *r, size_t n)
 		  "pingpong: swait-cond / cond (signal under lock)", false },
 		{ "broadcast", "last_running", "n=64", "swait-cond", "cond",
 		  0.60, "broadcast n=64: swait-cond / cond, last", false },
+		/* Unmodified programs under swait-run (unpinned, median). */
+		{ "program", "wall", "pigz -p 8", "swait-run", "glibc", 1.00,
+		  "program pigz -p 8 wall: swait-run / glibc (median)", true },
+		{ "program", "cpu", "pigz -p 8", "swait-run", "glibc", 1.00,
+		  "program pigz -p 8 cpu: swait-run / glibc (median)", true },
+		{ "program", "wall", "zstd -T8", "swait-run", "glibc", 1.00,
+		  "program zstd -T8 wall: swait-run / glibc (median)", true },
+		{ "program", "cpu", "zstd -T8", "swait-run", "glibc", 1.00,
+		  "program zstd -T8 cpu: swait-run / glibc (median)", true },
 	};
 	const struct row *pp = find_row(r, n, "pingpong", "round_trip", "",
 					"swait");

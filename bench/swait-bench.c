@@ -33,38 +33,44 @@ const struct scenario scenarios[] = {
 	{ "pingpong",
 	  "two threads hand a token back and forth; time per round trip, "
 	  "context switches and futex calls per round trip.",
-	  run_pingpong },
+	  run_pingpong, false },
 	{ "nowaiter",
 	  "wake calls with nobody waiting (swait_wake_one, "
 	  "pthread_cond_signal, FUTEX_WAKE, ...); ns per call.",
-	  run_nowaiter },
+	  run_nowaiter, false },
 	{ "broadcast",
 	  "N waiters (1, 8, 64, 256) verified asleep, then one wake-all; time "
 	  "to the first and the last waiter running and the waker's own time.",
-	  run_broadcast },
+	  run_broadcast, false },
 	{ "latency",
 	  "one-way wake latency: the waker stamps the clock just before "
 	  "waking, the woken thread on return (ptsematest style).",
-	  run_latency },
+	  run_latency, false },
 	{ "timedwait",
 	  "how late a wait with an absolute deadline returns, on "
 	  "CLOCK_MONOTONIC and CLOCK_REALTIME.",
-	  run_timedwait },
+	  run_timedwait, false },
 	{ "prodcons",
 	  "P producers and C consumers on a bounded queue; items per second "
 	  "and fairness across consumers.",
-	  run_prodcons },
+	  run_prodcons, false },
 	{ "contention",
 	  "N wakers and M waiters on one channel (by default sized from the "
 	  "CPUs this process may use, or --wakers, --waiters); handoffs per "
 	  "second, context switches per handoff, fairness across waiters.",
-	  run_contention },
+	  run_contention, false },
 	/* Last: it registers the process for membarrier (swait-asym). */
 	{ "mostlybusy",
 	  "one producer waking after every push, busy workers that seldom "
 	  "sleep; items per second, the producer's time per push and wake, "
 	  "and swait-asym (no fence in the wake, membarrier in the sleep).",
-	  run_mostlybusy },
+	  run_mostlybusy, false },
+	{ "program",
+	  "a real program (pigz -p 8, zstd -T8, when installed) compressing "
+	  "a corpus, plain and under libswait-preload.so; wall time, CPU time "
+	  "and context switches, ratios swait-run / glibc, identical output "
+	  "checked.  Not in the default tour: name it (--corpus-mb N).",
+	  run_program, true },
 };
 const size_t nscenarios = sizeof(scenarios) / sizeof(scenarios[0]);
 
@@ -124,6 +130,8 @@ static void usage(FILE *f)
 "  --duration S       seconds per trial instead of --iterations (pingpong,\n"
 "                     latency, timedwait, prodcons); the measured window\n"
 "                     of contention and mostlybusy\n"
+"  --corpus-mb N      program: the corpus size in MiB (default 100,\n"
+"                     --quick 20)\n"
 "  --threads N        broadcast: only N waiters; prodcons: N producers and\n"
 "                     N consumers (default 2); mostlybusy: N workers\n"
 "                     (default 2)\n"
@@ -378,6 +386,8 @@ static void parse(int argc, char **argv)
 						    100000000);
 		} else if ((v = value_of(a, "--duration", &i, argc, argv))) {
 			opt.duration = parse_seconds("--duration", v);
+		} else if ((v = value_of(a, "--corpus-mb", &i, argc, argv))) {
+			opt.corpus_mb = parse_long("--corpus-mb", v, 1, 4096);
 		} else if ((v = value_of(a, "--load", &i, argc, argv))) {
 			static const char *const c[] = { "none", "cpu", "both",
 							 NULL };
@@ -419,7 +429,9 @@ static void parse(int argc, char **argv)
 	if (opt.iterations && opt.duration > 0)
 		bad("--iterations and --duration: give one, not both");
 	if (!opt.scenarios)
-		opt.scenarios = (1u << nscenarios) - 1;
+		for (size_t k = 0; k < nscenarios; k++)
+			if (!scenarios[k].named_only)
+				opt.scenarios |= 1u << k;
 	if (opt.plot && !(opt.scenarios & ((1u << scenario_index("pingpong")) |
 					   (1u << scenario_index("latency")) |
 					   (1u << scenario_index("broadcast")))))
