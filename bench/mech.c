@@ -144,12 +144,17 @@ static int comp_timedwait(struct chan *c, clockid_t clock,
  * pthread_cond ("cond") and on libswait's condvar face ("swait-cond"),
  * so that the two differ in the condvar and nothing else.
  */
-#define COND_MECH(P, FIELD, INIT, DESTROY, WAIT, CLOCKWAIT, SIGNAL)	\
+#define COND_MECH(P, PI, FIELD, INIT, DESTROY, WAIT, CLOCKWAIT, SIGNAL) \
 static void P##_setup(struct chan *c)					\
 {									\
 	pthread_condattr_t a;						\
+	pthread_mutexattr_t ma;						\
 									\
-	pthread_mutex_init(&c->mu, NULL);				\
+	pthread_mutexattr_init(&ma);					\
+	if (PI)								\
+		pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT); \
+	pthread_mutex_init(&c->mu, &ma);				\
+	pthread_mutexattr_destroy(&ma);					\
 	pthread_condattr_init(&a);					\
 	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);			\
 	if (INIT(&c->FIELD, &a) != 0)					\
@@ -165,7 +170,7 @@ static void P##_teardown(struct chan *c)				\
 }									\
 									\
 /* The textbook form: signal while holding the mutex. */		\
-static void P##_post(struct chan *c)					\
+__attribute__((unused)) static void P##_post(struct chan *c)		\
 {									\
 	pthread_mutex_lock(&c->mu);					\
 	c->count++;							\
@@ -174,7 +179,7 @@ static void P##_post(struct chan *c)					\
 }									\
 									\
 /* The other common form: signal after the unlock. */			\
-static void P##_after_post(struct chan *c)				\
+__attribute__((unused)) static void P##_after_post(struct chan *c)	\
 {									\
 	pthread_mutex_lock(&c->mu);					\
 	c->count++;							\
@@ -207,10 +212,15 @@ static int P##_timedwait(struct chan *c, clockid_t clock,		\
 	return err;							\
 }
 
-COND_MECH(cond, cv, pthread_cond_init, pthread_cond_destroy,
+COND_MECH(cond, false, cv, pthread_cond_init, pthread_cond_destroy,
 	  pthread_cond_wait, pthread_cond_clockwait, pthread_cond_signal)
-COND_MECH(scond, scv, swait_cond_init, swait_cond_destroy, swait_cond_wait,
-	  swait_cond_clockwait, swait_cond_signal)
+COND_MECH(scond, false, scv, swait_cond_init, swait_cond_destroy,
+	  swait_cond_wait, swait_cond_clockwait, swait_cond_signal)
+/* With a PTHREAD_PRIO_INHERIT mutex: the face's head is then a PI head. */
+COND_MECH(pcond, true, cv, pthread_cond_init, pthread_cond_destroy,
+	  pthread_cond_wait, pthread_cond_clockwait, pthread_cond_signal)
+COND_MECH(spcond, true, scv, swait_cond_init, swait_cond_destroy,
+	  swait_cond_wait, swait_cond_clockwait, swait_cond_signal)
 
 /* ------------------------------------------------------------------ sem_t */
 
@@ -411,6 +421,18 @@ const struct mech mechs[] = {
 	  .setup = scond_setup, .teardown = scond_teardown,
 	  .post = scond_after_post, .wait = scond_wait,
 	  .timedwait = scond_timedwait },
+	{ .name = "cond-pi",
+	  .desc = "cond with a PTHREAD_PRIO_INHERIT mutex, signal after unlock",
+	  .flags = MF_HANDOFF,
+	  .setup = pcond_setup, .teardown = pcond_teardown,
+	  .post = pcond_after_post, .wait = pcond_wait,
+	  .timedwait = pcond_timedwait },
+	{ .name = "swait-cond-pi",
+	  .desc = "the same on <swait/cond.h>: a PI head, priority order",
+	  .flags = MF_HANDOFF,
+	  .setup = spcond_setup, .teardown = spcond_teardown,
+	  .post = spcond_after_post, .wait = spcond_wait,
+	  .timedwait = spcond_timedwait },
 	{ .name = "sem",
 	  .desc = "sem_post() / sem_wait()",
 	  .flags = MF_HANDOFF | MF_TIMED,

@@ -7,6 +7,7 @@
 #ifndef SWAIT_INTERNAL_H
 #define SWAIT_INTERNAL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "swait.h"
@@ -19,6 +20,16 @@
  * async-signal-safe) even when libswait is dlopen()ed.
  */
 #define SWAIT_TLS __thread __attribute__((tls_model("initial-exec")))
+
+/*
+ * swait_prepare() that queues *w in the order goes_before(w, queued) gives
+ * instead of at the tail (lib/swait.c): the queue knows nothing of what the
+ * order means.  Not exported; the condvar face orders PI waiters by
+ * priority with it.
+ */
+void swait_prepare_ordered(struct swait_head *h, struct swait_waiter *w,
+			   bool (*goes_before)(const struct swait_waiter *,
+					       const struct swait_waiter *));
 
 #ifndef SWAIT_TEST_HOOKS
 #define SWAIT_TEST_HOOKS 0

@@ -72,6 +72,32 @@ static inline void list_add_tail(struct swait_list *anchor,
 	set_next(prev, l);
 }
 
+/*
+ * Insert l after the last entry e for which goes_before(l, e) is false,
+ * searching from the tail: an ordered list (highest first, FIFO among
+ * equals), O(1) when l goes last, as with equal keys.
+ */
+static inline void list_add_ordered(struct swait_list *anchor,
+				    struct swait_list *l,
+				    bool (*goes_before)(const struct swait_waiter *,
+							const struct swait_waiter *))
+{
+	struct swait_list *pos, *next;
+
+	if (anchor->next == NULL) {	/* zero-initialised head */
+		set_next(anchor, anchor);
+		anchor->prev = anchor;
+	}
+	pos = anchor->prev;
+	while (pos != anchor && goes_before(waiter_of(l), waiter_of(pos)))
+		pos = pos->prev;
+	next = pos->next;
+	l->prev = pos;
+	set_next(l, next);
+	next->prev = l;
+	set_next(pos, l);
+}
+
 /* Unlink w from whatever list it is on; needs no anchor. */
 static inline void list_del(struct swait_waiter *w)
 {

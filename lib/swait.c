@@ -395,7 +395,16 @@ static uint32_t sleep_tag(struct swait_head *h)
 	return v;
 }
 
-SWAIT_EXPORT void swait_prepare(struct swait_head *h, struct swait_waiter *w)
+/*
+ * swait_prepare(), with the enqueue in the order goes_before() gives (NULL:
+ * at the tail).  Any order keeps I1-I6: they say nothing of where in the
+ * list a waiter sits, and wake_one still takes the first.  Only I5's O(1)
+ * hold becomes O(k), k the waiters the new one goes before, scanned from
+ * the tail; 0 when keys are equal.
+ */
+static void prepare(struct swait_head *h, struct swait_waiter *w,
+		    bool (*goes_before)(const struct swait_waiter *,
+					const struct swait_waiter *))
 {
 	uint32_t s, tag;
 
@@ -427,7 +436,10 @@ SWAIT_EXPORT void swait_prepare(struct swait_head *h, struct swait_waiter *w)
 		 * WOKEN_ONE leaves after the unlock (lib/wake.c, LEAVERS).
 		 */
 		swait_ann_sync_word(&w->state, sizeof(w->state));
-		list_add_tail(&h->list, &w->link);
+		if (goes_before)
+			list_add_ordered(&h->list, &w->link, goes_before);
+		else
+			list_add_tail(&h->list, &w->link);
 		w->head = h;
 		w->group = tag;
 		store_relaxed(&w->state, SWAIT_QUEUED);
@@ -453,6 +465,18 @@ SWAIT_EXPORT void swait_prepare(struct swait_head *h, struct swait_waiter *w)
 	 * later loads.
 	 */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+SWAIT_EXPORT void swait_prepare(struct swait_head *h, struct swait_waiter *w)
+{
+	prepare(h, w, NULL);
+}
+
+void swait_prepare_ordered(struct swait_head *h, struct swait_waiter *w,
+			   bool (*goes_before)(const struct swait_waiter *,
+					       const struct swait_waiter *))
+{
+	prepare(h, w, goes_before);
 }
 
 /*

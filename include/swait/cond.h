@@ -26,13 +26,15 @@
  * GUARANTEES
  *
  *   signal     wakes the thread that has waited longest among those blocked
- *              on c when it is called, if any (FIFO; c's waiters are those
- *              whose wait had released the mutex: a waiter is queued before
- *              its unlock, so a signaller holding the mutex sees every
- *              thread that has blocked).  "Wakes" means: that thread is
- *              taken off the queue and will return 0 once it has the mutex
- *              again.  If the selected thread has just timed out or been
- *              cancelled it passes the wake on to the next waiter, so a
+ *              on c when it is called, if any: FIFO, or on a condvar used
+ *              with a priority-inheritance mutex the highest-priority one
+ *              (below).  c's waiters are those whose wait had released the
+ *              mutex: a waiter is queued before its unlock, so a signaller
+ *              holding the mutex sees every thread that has blocked.
+ *              "Wakes" means: that thread is taken off the queue and will
+ *              return 0 once it has the mutex again.  If the selected
+ *              thread has just timed out or been cancelled it passes the
+ *              wake on to the next waiter, so a
  *              signal is never swallowed.  Callable with or without the
  *              mutex held; O(1); no system call when nobody waits.
  *   broadcast  wakes every thread blocked on c when it is called.  Threads
@@ -67,6 +69,27 @@
  *              may use it (the queued waiters point at it).  All-zero bytes
  *              are a valid condvar that times out on CLOCK_REALTIME.
  *
+ * PRIORITY INHERITANCE
+ *
+ *   A condvar's first wait fixes its head's kind from the mutex: with a
+ *   PTHREAD_PRIO_INHERIT (or PTHREAD_PRIO_PROTECT) mutex the head lock is
+ *   a priority-inheritance futex (swait_head_init_pi), so no lock on the
+ *   wait or wake path lacks priority inheritance: a high-priority thread
+ *   that needs the head lock held by a preempted low-priority one lends it
+ *   its priority (glibc bug 11588 cannot happen).  On such a condvar,
+ *   signal wakes the highest-priority waiter, the longest waiting among
+ *   equals (POSIX's rule for SCHED_FIFO and SCHED_RR threads): a waiter is
+ *   queued by its scheduling priority as pthread_getschedparam() reports it
+ *   at the wait (glibc's cached value: set priorities with
+ *   pthread_setschedparam(), or before the thread's first wait), ahead of
+ *   every lower-priority waiter, in O(1)
+ *   lock hold when the priorities are equal and O(k) for k lower-priority
+ *   waiters ahead of which it goes.  A priority changed while waiting
+ *   keeps the place taken at the wait.  The kind stays until
+ *   swait_cond_init() (or destroy and all-zero bytes); POSIX lets one
+ *   condvar be used with one mutex at a time, so use PI mutexes with a
+ *   condvar from its first wait on.
+ *
  * Process-shared condvars are not supported: swait_cond_init() returns
  * ENOTSUP for a PTHREAD_PROCESS_SHARED attribute (the waiters' words are
  * private futexes in their own stacks).  The preload hands such condvars
@@ -94,11 +117,13 @@ extern "C" {
 struct swait_cond {
 	struct swait_head head;	/* the waiters */
 	uint32_t clock;		/* CLOCK_REALTIME (0) or CLOCK_MONOTONIC */
-	uint32_t reserved[(48 - sizeof(struct swait_head)) / 4 - 1];
+	uint32_t kind;		/* 0 until the first wait; then the head's
+				 * kind (lib/cond.c) */
+	uint32_t reserved[(48 - sizeof(struct swait_head)) / 4 - 2];
 };
 typedef struct swait_cond swait_cond_t;
 
-#define SWAIT_COND_INITIALIZER { SWAIT_HEAD_INITIALIZER, 0, { 0 } }
+#define SWAIT_COND_INITIALIZER { SWAIT_HEAD_INITIALIZER, 0, 0, { 0 } }
 
 /*
  * attr may be NULL.  Its clock (pthread_condattr_setclock) is the one

@@ -596,6 +596,36 @@ static void test_pshared(void **state)
 	tu_watchdog_done();
 }
 
+#ifndef TEST_PTHREAD
+/* The first wait's mutex decides the head: PI with a PI mutex. */
+static void test_pi_kind(void **state)
+{
+	for (int pi = 0; pi < 2; pi++) {
+		pthread_mutexattr_t a;
+		pthread_mutex_t m;
+		swait_cond_t c = SWAIT_COND_INITIALIZER;
+		struct timespec ts = tu_deadline(CLOCK_REALTIME, 1000000);
+
+		pthread_mutexattr_init(&a);
+		if (pi)
+			pthread_mutexattr_setprotocol(&a, PTHREAD_PRIO_INHERIT);
+		pthread_mutex_init(&m, &a);
+		pthread_mutexattr_destroy(&a);
+		/* Undecided: signal, broadcast, destroy touch nothing. */
+		assert_int_equal(swait_cond_signal(&c), 0);
+		assert_int_equal(swait_cond_broadcast(&c), 0);
+		assert_int_equal(c.head.walks, 0);
+		pthread_mutex_lock(&m);
+		assert_int_equal(swait_cond_timedwait(&c, &m, &ts), ETIMEDOUT);
+		pthread_mutex_unlock(&m);
+		assert_int_equal(!!(c.head.walks & SWAIT_HEAD_PI_BIT), pi);
+		assert_int_equal(swait_cond_destroy(&c), 0);
+		pthread_mutex_destroy(&m);
+	}
+	(void)state;
+}
+#endif
+
 /* A robust mutex whose owner died while the waiter slept. */
 static void *die_holding(void *arg)
 {
@@ -752,6 +782,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_destroy_busy, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_pshared, setup, teardown),
+#ifndef TEST_PTHREAD
+		cmocka_unit_test_setup_teardown(test_pi_kind, setup, teardown),
+#endif
 		cmocka_unit_test_setup_teardown(test_eownerdead, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_eownerdead_repaired,
