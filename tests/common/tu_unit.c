@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,4 +169,61 @@ bool tu_child_aborted(const struct tu_child *res, const char *const *words)
 			return true;
 	print_error("abort message lacks \"%s\":\n%s\n", words[0], res->out);
 	return false;
+}
+
+/*
+ * Take the mutex and exit holding it: the kernel walks the exiting
+ * thread's robust list and marks the mutex's owner dead.
+ */
+static void *lock_and_exit(void *arg)
+{
+	return (void *)(intptr_t)pthread_mutex_lock(arg);
+}
+
+/*
+ * Robust mutexes need the kernel's robust list; qemu-user answers
+ * set_robust_list with ENOSYS, and then either the init fails with
+ * ENOTSUP or an owner's death is never noticed.  So ask once: a thread
+ * exits holding a probe mutex, and a timed lock must return EOWNERDEAD.
+ */
+const char *tu_robust_skip_why(void)
+{
+	static int done;
+	static const char *why;
+	pthread_mutexattr_t a;
+	pthread_mutex_t m;
+	struct timespec dl;
+	pthread_t t;
+	void *res;
+	int r;
+
+	if (done)
+		return why;
+	done = 1;
+#ifdef __SANITIZE_THREAD__
+	/* ThreadSanitizer has no model of an owner dying. */
+	return why = "ThreadSanitizer does not model robust mutexes";
+#endif
+	/* Helgrind and DRD report a thread that exits holding a lock. */
+	if (getenv("SWAIT_UNDER_VALGRIND"))
+		return why = "Valgrind reports the owner's exit with the lock";
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+	r = pthread_mutex_init(&m, &a);
+	pthread_mutexattr_destroy(&a);
+	if (r != 0)
+		return why = "no robust mutexes (pthread_mutex_init failed)";
+	if (pthread_create(&t, NULL, lock_and_exit, &m) != 0 ||
+	    pthread_join(t, &res) != 0 || res != NULL)
+		return why = "the probe thread failed";
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += 2;
+	r = pthread_mutex_timedlock(&m, &dl);
+	if (r != EOWNERDEAD)
+		return why = "the kernel does not mark a dead owner "
+			     "(no robust list: qemu-user?)";
+	pthread_mutex_consistent(&m);
+	pthread_mutex_unlock(&m);
+	pthread_mutex_destroy(&m);
+	return why = NULL;
 }

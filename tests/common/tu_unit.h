@@ -71,6 +71,14 @@ bool tu_child_ok(const struct tu_child *res, const char *what);
  */
 bool tu_child_aborted(const struct tu_child *res, const char *const *words);
 
+/*
+ * NULL where robust mutexes work (a thread that exits holding one leaves
+ * it EOWNERDEAD for the next locker), else why not: qemu-user has no
+ * robust list, ThreadSanitizer no model of a dead owner, and Valgrind's
+ * tools report the exit (SWAIT_UNDER_VALGRIND).  Probed once.
+ */
+const char *tu_robust_skip_why(void);
+
 __attribute__((noreturn))
 void tu_check_failed(const char *what, const char *file, int line);
 
