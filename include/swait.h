@@ -75,6 +75,25 @@
  * section of the head lock (spin a bounded number of times, then park on
  * the lock word with FUTEX_WAIT).
  *
+ * Spinning.  Before it sleeps, a waiter polls its own word for a bounded
+ * time (by default 10 us; see swait_set_spin()), so that a wake from
+ * another CPU arriving within it costs neither side a system call or a
+ * context switch: a handoff between two CPUs then takes about a
+ * microsecond instead of the tens a sleeping one costs on a virtual
+ * machine.  Every sleep spins (swait_sleep(), the macros, completions, the
+ * mutex forms, swait_wait_any()), except with SWAIT_NOSPIN in the flags,
+ * on a thread whose cap is 0, in a process that may run on one CPU only
+ * (no waker could run meanwhile), and after spins that found nothing (a
+ * thread whose spins keep failing skips up to 1,023 sleeps in 1,024).
+ * The price is CPU time: at most the cap per sleep, about cap/1024 per
+ * sleep for a thread whose spins never succeed (waits that are long, or
+ * wakers that share its CPU and so cannot run while it spins, for whom
+ * a failed spin is also that much delay).  It changes no guarantee: FIFO,
+ * exactly one per wake_one, deadlines (a spin never runs past one),
+ * cancellation (acted on when the sleep starts, after the spin) and EINTR
+ * (a handler that runs during the spin is one that ran before the sleep,
+ * below).
+ *
  * Cancellation.  swait_sleep() is a cancellation point, as
  * pthread_cond_wait() is, and so is every macro or completion wait that
  * has to sleep.  A thread cancelled there leaves the queue intact: its
@@ -236,8 +255,13 @@ struct swait_completion {
 #define SWAIT_WAITER_INITIALIZER { { 0, 0 }, 0, 0, 0 }
 #define SWAIT_COMPLETION_INITIALIZER { 0, SWAIT_HEAD_INITIALIZER }
 
-/* Flags for swait_sleep(). */
+/* Flags for swait_sleep() and swait_wait_any(). */
 #define SWAIT_INTERRUPTIBLE 0x1u	/* return EINTR when a signal handler ran */
+#define SWAIT_NOSPIN 0x2u		/* sleep at once, without spinning first */
+
+/* swait_set_spin(): the process default, and the largest cap. */
+#define SWAIT_SPIN_DEFAULT (-1L)
+#define SWAIT_SPIN_MAX_NS 1000000L
 
 /* ------------------------------------------------------------ init, destroy */
 
@@ -454,6 +478,26 @@ void swait_finish_any(struct swait_head *const heads[], unsigned n,
  */
 int swait_deadline_after(struct timespec *deadline, clockid_t clock,
 			 int64_t nsec) SWAIT_NONNULL(1);
+
+/* ---------------------------------------------------- spinning before sleep */
+
+/*
+ * Set how long the calling thread's sleeps may spin before they block (see
+ * Spinning, above): ns nanoseconds, at most SWAIT_SPIN_MAX_NS; 0 never
+ * spins; SWAIT_SPIN_DEFAULT follows the process default, which is the
+ * build's (Meson option spin_ns, 10000 unless changed) or the environment
+ * variable SWAIT_SPIN_NS (0 to SWAIT_SPIN_MAX_NS, read when the library is
+ * loaded; other values are ignored).  Stores the previous setting in *old_ns unless
+ * it is NULL.  Also forgets the thread's record of failed spins and
+ * re-reads its CPU affinity.  Returns 0, or EINVAL for an ns out of range.
+ *
+ * Strict real-time threads that want every sleep to block at once, and
+ * threads that share a CPU with their wakers without being pinned, set 0.
+ */
+int swait_set_spin(long ns, long *old_ns);
+
+/* The cap in ns the calling thread's sleeps spin for now (0: none). */
+long swait_spin_cap(void);
 
 /* ------------------------------------------------------------ event macros */
 

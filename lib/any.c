@@ -59,6 +59,7 @@
 #include "list.h"
 #include "queue.h"
 #include "race.h"
+#include "spin.h"
 #include "state.h"
 #include "trace.h"
 
@@ -164,7 +165,8 @@ static int wait_any_announced(uint32_t *g, unsigned flags, clockid_t clock,
 	int err, oldtype;
 
 	pthread_testcancel();
-	v = load_acquire(g);
+	/* S1 (lib/spin.c): poll the group word for a wake first. */
+	v = swait_spin(g, G_WOKEN_MASK, 0, flags, clock, deadline);
 	if (v & G_WOKEN_MASK)
 		goto woken;
 	/* G3: announce; fails (acquire) if a wake came first. */
@@ -239,7 +241,7 @@ SWAIT_EXPORT int swait_wait_any(struct swait_head *const heads[], unsigned n,
 	struct any_ctx ctx = { heads, ws, deadline, which, clock, flags, n };
 	int err;
 
-	if (!group_size_ok(n) || (flags & ~SWAIT_INTERRUPTIBLE) ||
+	if (!group_size_ok(n) || (flags & ~(SWAIT_INTERRUPTIBLE | SWAIT_NOSPIN)) ||
 	    !swait_deadline_valid(clock, deadline))
 		return EINVAL;
 	swait_check((load_relaxed(&ws[0].state) & ~SWAIT_SUBSTATE) ==

@@ -216,6 +216,9 @@ static inline int swait_futex_wait(uint32_t *word, uint32_t expected,
 	long r;
 	int err = 0;
 
+#if SWAIT_TEST_HOOKS
+	__atomic_fetch_add(&swait_hook_futex_waits, 1, __ATOMIC_RELAXED);
+#endif
 	if (clock == CLOCK_REALTIME)
 		op |= FUTEX_CLOCK_REALTIME;
 	r = swait_futex_call(word, op, expected, deadline,
@@ -258,6 +261,9 @@ static inline int swait_futex_waitv(uint32_t *bcast, uint32_t bcast_val,
 	} ts;
 	int err = 0;
 
+#if SWAIT_TEST_HOOKS
+	__atomic_fetch_add(&swait_hook_futex_waits, 1, __ATOMIC_RELAXED);
+#endif
 	memset(v, 0, sizeof(v));
 	/*
 	 * The caller's value, never read here: *bcast belongs to a head that

@@ -63,6 +63,17 @@ extern void (*swait_hook_head_locked)(struct swait_head *head);
 
 /* Test builds only: before every FUTEX_WAKE (lib/futex.h), when set. */
 extern void (*swait_hook_futex_wake)(uint32_t *word);
+
+/* Test builds only: FUTEX_WAIT and futex_waitv() calls made (lib/futex.h). */
+extern unsigned long swait_hook_futex_waits;
+
+/*
+ * Test builds only (lib/spin.c): called at every poll of a spin, when set;
+ * and the spin's clock, in ns, instead of CLOCK_MONOTONIC and the
+ * deadline's clock, when set.
+ */
+extern void (*swait_hook_spin)(const uint32_t *word);
+extern long (*swait_hook_spin_clock)(void);
 #endif
 
 #endif /* SWAIT_INTERNAL_H */

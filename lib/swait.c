@@ -246,12 +246,14 @@
 #include "list.h"
 #include "queue.h"
 #include "race.h"
+#include "spin.h"
 #include "state.h"
 #include "trace.h"
 
 #if SWAIT_TEST_HOOKS
 void (*swait_hook_prepare_locked)(struct swait_head *head);
 void (*swait_hook_futex_wake)(uint32_t *word);
+unsigned long swait_hook_futex_waits;
 #endif
 
 /* ---------------------------------------------------------------- waiting */
@@ -399,22 +401,28 @@ static int sleep_announced(struct swait_head *h, struct swait_waiter *w,
 	uint32_t walks = w->group;
 	uint32_t sleeping = swait_waiter_uses_waitv(walks) ? SWAIT_SLEEPING_V
 							   : SWAIT_SLEEPING;
-	uint32_t s = SWAIT_QUEUED;
+	uint32_t s;
 	int err, oldtype;
 
+	/*
+	 * S1 (lib/spin.c): poll our word for a while first.  A wake seen
+	 * here is taken as a failed announce takes it, below.
+	 */
+	s = swait_spin(&w->state, ~0u, SWAIT_QUEUED, flags, clock, deadline);
 	/*
 	 * O2: announce.  Acquire on failure: a WOKEN_* we read publishes the
 	 * waker's writes (O3).
 	 */
-	if (!__atomic_compare_exchange_n(&w->state, &s, sleeping, false,
+	if (s != SWAIT_QUEUED ||
+	    !__atomic_compare_exchange_n(&w->state, &s, sleeping, false,
 					 __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE)) {
 		swait_check(s != SWAIT_IDLE,
 			    "swait_sleep: waiter was not prepared [waiter]",
 			    w, NULL, NULL);
 		if (!swait_state_sleeping(s)) {
 			/*
-			 * A wake came first: no system call, but still a
-			 * cancellation point.  A cancel acted on here finds
+			 * A wake came first (or while we spun): no system
+			 * call, but still a cancellation point.  A cancel acted on here finds
 			 * WOKEN_*, which the cleanup passes on (I6).
 			 */
 			pthread_testcancel();
@@ -533,7 +541,7 @@ SWAIT_EXPORT int swait_sleep(struct swait_head *h, struct swait_waiter *w,
 {
 	struct sleep_ctx ctx = { h, w, deadline, clock, flags };
 
-	if (flags & ~SWAIT_INTERRUPTIBLE)
+	if (flags & ~(SWAIT_INTERRUPTIBLE | SWAIT_NOSPIN))
 		return EINVAL;
 	if (!swait_deadline_valid(clock, deadline))
 		return EINVAL;

@@ -42,6 +42,12 @@
  * bit of the walks word that a walk sets) only chooses between paths, each
  * modelled; WAITV 2's free choice at each announce covers every choice.
  *
+ * The spin before the announce (lib/spin.c S1; SPIN 1, default 0): at any
+ * moment between its condition check and its announce, a waiter may read
+ * its own word and, finding WOKEN_*, take the wake as a failed announce
+ * does, with no system call; a waker that flipped it found QUEUED and
+ * made no FUTEX_WAKE (property (e)).
+ *
  * PROPERTIES (pan -DSAFETY: assertions and invalid end states)
  *
  *  (a) No lost wakeup.  Every process must reach its end; a waiter left
@@ -72,6 +78,9 @@
  *      where[] agrees).
  *  (d) I5 in wake_all: one dequeue per lock hold (a ghost count), and no
  *      FUTEX_WAKE by the lock holder.
+ *  (e) (SPIN 1) A wake taken by the spin cost its waker no FUTEX_WAKE: the
+ *      flip that woke the waiter found it QUEUED (ghost spinfw, asserted
+ *      at the take).  MUTANT_SPIN_AFTER_ANNOUNCE breaks it.
  *
  * MEMORY MODEL
  *
@@ -221,6 +230,9 @@
 #ifndef RETRY
 #define RETRY 0			/* after ETIMEDOUT: 1 wait again, 0 give up */
 #endif
+#ifndef SPIN
+#define SPIN 0			/* 1: poll the own word before the announce */
+#endif
 #ifndef WAITV
 #define WAITV 1			/* futex_waitv: 0 never, 1 always, 2 either */
 #endif
@@ -265,6 +277,12 @@ byte nfinished;		/* ghost: waiters that hold their token */
 bit late;			/* ghost: a FUTEX_WAKE landed late */
 byte walksv;			/* head->walks: changes at each walk's start, end */
 bit onwalks[NW];		/* thread i queued on walksv in futex_waitv */
+#if SPIN
+bit spinfw[NW];			/* ghost: i's last flip found it announced */
+#define SPINFW	spinfw[w] = SLEEPS(old)
+#else
+#define SPINFW	skip
+#endif
 
 hidden byte t1;			/* scratch, only inside d_step */
 hidden byte t2;
@@ -538,7 +556,7 @@ inline DEQ()
 inline FLIP(how)
 {
 	/* I3: the exchange is the last access to *w */
-	atomic { LIVE(w); old = st[w]; st[w] = how };
+	atomic { LIVE(w); old = st[w]; st[w] = how; SPINFW };
 #ifdef MUTANT_STORE_BEFORE_DEQUEUE
 	d_step { list_del(w) };
 #endif
@@ -559,7 +577,7 @@ inline FLIP_UNLOCK(how)
 	FLIP(how);
 	UNLOCK()
 #else
-	d_step { LIVE(w); old = st[w]; st[w] = how; release() }
+	d_step { LIVE(w); old = st[w]; st[w] = how; SPINFW; release() }
 #endif
 }
 
@@ -635,7 +653,7 @@ inline wake_all(k)
 				};
 #else
 				d_step {	/* FLIP_UNLOCK, and last */
-					LIVE(w); old = st[w]; st[w] = WOKEN_ALL;
+					LIVE(w); old = st[w]; st[w] = WOKEN_ALL; SPINFW;
 					last = (blen[k] == 0);
 					if :: last -> WALK_END :: else fi;
 					release()
@@ -681,6 +699,28 @@ inline WOKEN()
 	goto rewoken
 }
 
+/*
+ * lib/spin.c S1: "v = __atomic_load_n(word, __ATOMIC_ACQUIRE); if ((v &
+ * mask) != stay) return v;" then sleep_announced's "goto woken" without
+ * the announce.  The polls happen at any moment before the announce (the
+ * guard may fire whenever the word has moved); the spin may also end
+ * without seeing anything (skip).  Never announced, the waiter was flipped
+ * from QUEUED: its waker made no FUTEX_WAKE for it (ghost spinfw), and it
+ * makes no FUTEX_WAIT.  MUTANT_SPIN_AFTER_ANNOUNCE polls after the
+ * announce instead: the wake it takes cost its waker a FUTEX_WAKE.
+ */
+inline SPIN_POLL()
+{
+	if
+	:: atomic {
+		(st[_pid] == WOKEN_ONE || st[_pid] == WOKEN_ALL) ->
+		assert(spinfw[_pid] == 0);
+		WOKEN()
+	   }
+	:: skip
+	fi
+}
+
 active [NW] proctype waiter()
 {
 	byte s, err, r, w, old, sv, v;
@@ -717,6 +757,9 @@ prepare: /* swait_prepare */
 		if :: got -> r = OK; goto finish :: else fi
 	};
 
+#if SPIN && !defined(MUTANT_SPIN_AFTER_ANNOUNCE)
+	SPIN_POLL();
+#endif
 	/*
 	 * swait_sleep -> sleep_announced: announce, CAS QUEUED -> sv, where
 	 * sv is SLEEPING_V while futex_waitv is not known missing (W3).
@@ -747,6 +790,9 @@ prepare: /* swait_prepare */
 		fi
 	};
 
+#if SPIN && defined(MUTANT_SPIN_AFTER_ANNOUNCE)
+	SPIN_POLL();
+#endif
 futexwait:
 	if
 	:: sv == SLEEPING -> goto futexwait1

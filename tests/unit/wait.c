@@ -247,7 +247,7 @@ static void test_sleep_einval(void **state)
 			 EINVAL);
 	assert_int_equal(swait_sleep(&h, &w1, 0, CLOCK_REALTIME, &big_ns),
 			 EINVAL);
-	assert_int_equal(swait_sleep(&h, &w1, 0x2u, CLOCK_MONOTONIC, &good),
+	assert_int_equal(swait_sleep(&h, &w1, 0x4u, CLOCK_MONOTONIC, &good),
 			 EINVAL);
 	assert_int_equal(swait_sleep(&h, &w1, ~0u, CLOCK_MONOTONIC, &good),
 			 EINVAL);

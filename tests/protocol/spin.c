@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: MIT
+/*
+ * spin.c - the spin before a sleep (lib/spin.c S1-S4), deterministically.
+ *
+ * A test hook runs at every poll of a spin, and another replaces the spin's
+ * clock, so that no case depends on timing:
+ *  - a wake that arrives while the waiter spins (the hook performs it, at
+ *    the fifth poll) is taken with no FUTEX_WAIT by the waiter and no
+ *    FUTEX_WAKE by the waker (S1), through swait_sleep, a completion, the
+ *    mutex form and swait_wait_any;
+ *  - with a clock that advances 100 ns per read, a spin ends after exactly
+ *    cap / 100 clock reads (S2), or earlier at the caller's deadline, and
+ *    then sleeps;
+ *  - spins that find nothing are skipped 2^(k-1) - 1 times after k in a
+ *    row, and a spin that finds a wake resets that (S3);
+ *  - no spin with SWAIT_NOSPIN, with a cap of 0, or when the process may
+ *    run on one CPU only (S4);
+ *  - swait_set_spin() range checks, and the environment's default
+ *    (run again by meson with SWAIT_SPIN_NS set: argv[1] is the cap to
+ *    expect).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "swait.h"
+#include "testutil.h"
+
+extern void (*swait_hook_spin)(const uint32_t *word);
+extern long (*swait_hook_spin_clock)(void);
+extern void (*swait_hook_futex_wake)(uint32_t *word);
+extern unsigned long swait_hook_futex_waits;
+
+static struct swait_head head;
+static struct swait_completion comp;
+static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
+static int flag;
+
+/* What the poll hook does at poll number wake_at (0: nothing). */
+enum action { NONE, WAKE_ONE, COMPLETE, SET_AND_WAKE, WAKE_ANY1 };
+static enum action action;
+static unsigned polls, wake_at;
+static unsigned long wakes;		/* FUTEX_WAKE calls */
+static long fake_ns;			/* the fake clock, when on */
+static unsigned clock_reads;
+static struct swait_head any_heads[2];
+
+static void on_poll(const uint32_t *word)
+{
+	(void)word;
+	if (++polls != wake_at)
+		return;
+	switch (action) {
+	case NONE:
+		break;
+	case WAKE_ONE:
+		swait_wake_one(&head);
+		break;
+	case COMPLETE:
+		swait_complete(&comp);
+		break;
+	case SET_AND_WAKE:
+		__atomic_store_n(&flag, 1, __ATOMIC_RELAXED);
+		swait_wake_one(&head);
+		break;
+	case WAKE_ANY1:
+		swait_wake_one(&any_heads[1]);
+		break;
+	}
+}
+
+static long fake_clock(void)
+{
+	clock_reads++;
+	return fake_ns += 100;
+}
+
+static void on_wake(uint32_t *word)
+{
+	(void)word;
+	wakes++;
+}
+
+static unsigned long futex_waits(void)
+{
+	return __atomic_load_n(&swait_hook_futex_waits, __ATOMIC_RELAXED);
+}
+
+static bool many_cpus(void)
+{
+	cpu_set_t set;
+
+	return sched_getaffinity(0, sizeof(set), &set) == 0 &&
+	       CPU_COUNT(&set) > 1;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	if (!many_cpus()) {
+		print_message("skipped: one CPU, where nothing spins (S4)\n");
+		return -1;
+	}
+	swait_head_init(&head);
+	swait_completion_init(&comp);
+	flag = 0;
+	action = NONE;
+	polls = wake_at = clock_reads = 0;
+	wakes = 0;
+	fake_ns = 0;
+	assert_int_equal(swait_set_spin(1000000, NULL), 0);
+	__atomic_store_n(&swait_hook_spin, on_poll, __ATOMIC_RELEASE);
+	__atomic_store_n(&swait_hook_futex_wake, on_wake, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	__atomic_store_n(&swait_hook_spin, NULL, __ATOMIC_RELEASE);
+	__atomic_store_n(&swait_hook_spin_clock, NULL, __ATOMIC_RELEASE);
+	__atomic_store_n(&swait_hook_futex_wake, NULL, __ATOMIC_RELEASE);
+	swait_set_spin(SWAIT_SPIN_DEFAULT, NULL);
+	return 0;
+}
+
+/* A deadline ms milliseconds from now on CLOCK_MONOTONIC. */
+static struct timespec in_ms(long ms)
+{
+	struct timespec dl;
+
+	swait_deadline_after(&dl, CLOCK_MONOTONIC, ms * 1000000LL);
+	return dl;
+}
+
+/* S1: a wake seen while spinning: no system call on either side. */
+static void test_wake_while_spinning(void **state)
+{
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+	unsigned long waits = futex_waits();
+
+	(void)state;
+	action = WAKE_ONE;
+	wake_at = 5;
+	struct timespec dl = in_ms(2000);	/* a failure, not a hang */
+
+	swait_prepare(&head, &w);
+	assert_int_equal(swait_sleep(&head, &w, 0, CLOCK_MONOTONIC, &dl), 0);
+	swait_finish(&head, &w);
+	assert_int_equal(polls, 5);		/* seen at the next poll */
+	assert_int_equal(futex_waits() - waits, 0);
+	assert_int_equal(wakes, 0);
+	assert_false(swait_active(&head));
+	assert_int_equal(swait_head_destroy(&head), 0);
+}
+
+static void test_completion_spins(void **state)
+{
+	unsigned long waits = futex_waits();
+
+	(void)state;
+	action = COMPLETE;
+	wake_at = 5;
+	struct timespec dl = in_ms(2000);
+
+	assert_int_equal(swait_completion_wait_timeout(&comp, CLOCK_MONOTONIC,
+						       &dl), 0);
+	assert_int_equal(polls, 5);
+	assert_int_equal(futex_waits() - waits, 0);
+	assert_int_equal(wakes, 0);
+}
+
+static void test_mutex_form_spins(void **state)
+{
+	struct timespec far = in_ms(2000);
+	unsigned long waits = futex_waits();
+	int err;
+
+	(void)state;
+	action = SET_AND_WAKE;
+	wake_at = 5;
+
+	pthread_mutex_lock(&mutex);
+	err = swait_event_mutex_timeout(&head,
+		__atomic_load_n(&flag, __ATOMIC_RELAXED), &mutex,
+		CLOCK_MONOTONIC, &far);
+	pthread_mutex_unlock(&mutex);
+	assert_int_equal(err, 0);
+	assert_int_equal(polls, 5);
+	assert_int_equal(futex_waits() - waits, 0);
+	assert_int_equal(wakes, 0);
+}
+
+static void test_wait_any_spins(void **state)
+{
+	struct swait_head *heads[2] = { &any_heads[0], &any_heads[1] };
+	struct swait_waiter ws[2] = { SWAIT_WAITER_INITIALIZER,
+				      SWAIT_WAITER_INITIALIZER };
+	unsigned long waits = futex_waits();
+	unsigned which = 9;
+
+	(void)state;
+	swait_head_init(&any_heads[0]);
+	swait_head_init(&any_heads[1]);
+	action = WAKE_ANY1;
+	wake_at = 5;
+	swait_prepare_any(heads, 2, ws);
+	struct timespec dl = in_ms(2000);
+
+	assert_int_equal(swait_wait_any(heads, 2, ws, 0, CLOCK_MONOTONIC,
+					&dl, &which), 0);
+	swait_finish_any(heads, 2, ws);
+	assert_int_equal(which, 1);
+	assert_int_equal(polls, 5);
+	assert_int_equal(futex_waits() - waits, 0);
+	assert_int_equal(wakes, 0);
+}
+
+/* S2: the cap ends the spin: 10 us at 100 ns per clock read. */
+static void test_cap_bounds(void **state)
+{
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+	struct timespec dl = in_ms(1);
+	unsigned long waits = futex_waits();
+
+	(void)state;
+	assert_int_equal(swait_set_spin(10000, NULL), 0);
+	__atomic_store_n(&swait_hook_spin_clock, fake_clock,
+			 __ATOMIC_RELEASE);
+	swait_prepare(&head, &w);
+	assert_int_equal(swait_sleep(&head, &w, 0, CLOCK_MONOTONIC, &dl),
+			 ETIMEDOUT);
+	swait_finish(&head, &w);
+	/*
+	 * Reads: the deadline's, the start, then one per 16 polls until
+	 * the limit: start + 10,000 ns is reached at the 100th of those.
+	 */
+	assert_int_equal(clock_reads, 2 + 100);
+	assert_int_equal(polls, 100 * 16);
+	assert_int_equal(futex_waits() - waits, 1);	/* then it slept */
+}
+
+/* S2: a deadline nearer than the cap ends the spin first. */
+static void test_deadline_bounds(void **state)
+{
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+	struct timespec dl = { 0, 3000 + 100 };	/* on the fake clock */
+
+	(void)state;
+	__atomic_store_n(&swait_hook_spin_clock, fake_clock,
+			 __ATOMIC_RELEASE);
+	swait_prepare(&head, &w);
+	/* Past on the real clock: the sleep after the spin times out. */
+	assert_int_equal(swait_sleep(&head, &w, 0, CLOCK_MONOTONIC, &dl),
+			 ETIMEDOUT);
+	swait_finish(&head, &w);
+	/* The deadline read says 3,000 ns left: 30 reads after the start. */
+	assert_int_equal(polls, 30 * 16);
+}
+
+/* S3: failures back off 0, 1, 3, 7, ... sleeps; a success resets. */
+static void test_backoff(void **state)
+{
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+	char spun[41] = { 0 }, want[41] = { 0 };
+
+	(void)state;
+	assert_int_equal(swait_set_spin(1000, NULL), 0);
+	__atomic_store_n(&swait_hook_spin_clock, fake_clock,
+			 __ATOMIC_RELEASE);
+	for (int i = 1; i <= 40; i++) {
+		/*
+		 * Now on the real clock: the sleep after a spin times out at
+		 * once.  Far ahead on the fake one, which starts at 0: the
+		 * spin runs to its cap.
+		 */
+		struct timespec dl = in_ms(0);
+
+		polls = 0;
+		action = i == 32 ? WAKE_ONE : NONE;	/* 32 finds its wake */
+		wake_at = 3;
+		swait_prepare(&head, &w);
+		(void)swait_sleep(&head, &w, 0, CLOCK_MONOTONIC, &dl);
+		swait_finish(&head, &w);
+		spun[i - 1] = polls ? 'S' : '.';
+	}
+	/* k failures in a row skip 2^(k-1) - 1; 32's success starts over. */
+	for (int i = 1; i <= 40; i++)
+		want[i - 1] = (i == 1 || i == 2 || i == 4 || i == 8 ||
+			       i == 16 || i == 32 || i == 33 || i == 34 ||
+			       i == 36 || i == 40) ? 'S' : '.';
+	assert_string_equal(spun, want);
+}
+
+/* S4: no spin with SWAIT_NOSPIN, a cap of 0, or one CPU for the process. */
+static void test_no_spin(void **state)
+{
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+	struct timespec dl;
+	cpu_set_t all, one;
+
+	(void)state;
+	action = WAKE_ONE;	/* never reached: nothing polls */
+	wake_at = 1;
+	swait_prepare(&head, &w);
+	dl = in_ms(1);
+	assert_int_equal(swait_sleep(&head, &w, SWAIT_NOSPIN,
+				     CLOCK_MONOTONIC, &dl), ETIMEDOUT);
+	assert_int_equal(polls, 0);
+
+	assert_int_equal(swait_set_spin(0, NULL), 0);
+	assert_int_equal(swait_spin_cap(), 0);
+	dl = in_ms(1);
+	assert_int_equal(swait_sleep(&head, &w, 0, CLOCK_MONOTONIC, &dl),
+			 ETIMEDOUT);
+	assert_int_equal(polls, 0);
+
+	/* This is the main thread: pinned, the process has one CPU. */
+	assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+	assert_int_equal(swait_set_spin(1000000, NULL), 0);
+	dl = in_ms(1);
+	assert_int_equal(swait_sleep(&head, &w, 0, CLOCK_MONOTONIC, &dl),
+			 ETIMEDOUT);
+	assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
+	assert_int_equal(polls, 0);
+	/* Unpinned again (re-read by swait_set_spin): it spins. */
+	assert_int_equal(swait_set_spin(1000000, NULL), 0);
+	dl = in_ms(2000);
+	assert_int_equal(swait_sleep(&head, &w, 0, CLOCK_MONOTONIC, &dl), 0);
+	assert_int_equal(polls, 1);
+	swait_finish(&head, &w);
+}
+
+static void test_set_spin(void **state)
+{
+	long old = 7;
+
+	(void)state;
+	assert_int_equal(swait_set_spin(-2, &old), EINVAL);
+	assert_int_equal(old, 7);	/* untouched on error */
+	assert_int_equal(swait_set_spin(SWAIT_SPIN_MAX_NS + 1, NULL), EINVAL);
+	assert_int_equal(swait_set_spin(SWAIT_SPIN_MAX_NS, &old), 0);
+	assert_int_equal(old, 1000000);		/* setup's */
+	assert_int_equal(swait_spin_cap(), SWAIT_SPIN_MAX_NS);
+	assert_int_equal(swait_set_spin(SWAIT_SPIN_DEFAULT, &old), 0);
+	assert_int_equal(old, SWAIT_SPIN_MAX_NS);
+	assert_int_equal(swait_set_spin(5, &old), 0);
+	assert_int_equal(old, SWAIT_SPIN_DEFAULT);
+	assert_int_equal(swait_spin_cap(), 5);
+}
+
+/* The process default: the build's, or SWAIT_SPIN_NS (argv[1] says). */
+static long expect_default = SPIN_NS_BUILD;
+
+static void test_default(void **state)
+{
+	(void)state;
+	assert_int_equal(swait_set_spin(SWAIT_SPIN_DEFAULT, NULL), 0);
+	assert_int_equal(swait_spin_cap(), expect_default);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_wake_while_spinning,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_completion_spins,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mutex_form_spins,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wait_any_spins,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cap_bounds,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_deadline_bounds,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_backoff,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_spin,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_set_spin,
+						setup, teardown),
+		cmocka_unit_test(test_default),
+	};
+
+	if (argc > 1)
+		expect_default = strtol(argv[1], NULL, 10);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
