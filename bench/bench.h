@@ -43,7 +43,8 @@ enum load_mode { LOAD_NONE, LOAD_CPU, LOAD_BOTH };
 struct opts {
 	unsigned scenarios;		/* bit i: scenario i of the table */
 	const char *mech_list;		/* --mech as given, NULL: all */
-	enum placement cpus;
+	enum placement cpus;		/* the placement running now */
+	unsigned cpus_set;		/* --cpus: bit p for placement p */
 	int reps;
 	long iterations;		/* 0: the scenario's default */
 	double duration;		/* seconds per trial, 0: iterations */
@@ -154,10 +155,13 @@ void rt_window_keeper(bool on);
 /* The CPU for thread i of a trial: a for the waker side, b for the other. */
 int place_cpu(bool waker_side);
 const char *placement_name(enum placement p);
+/* The placements the selected scenarios run under: "same,split". */
+const char *placements_label(void);
 
 /* Per-thread counters over a measured stretch. */
 struct tcount {
 	long csw;			/* voluntary + involuntary switches */
+	double cpu_ns;			/* the thread's CPU time */
 	unsigned long fwake, fwait;	/* our wrappers' futex calls */
 	long tp_wake, tp_wait, tp_all;	/* tracepoint counts, -1: none */
 	int cpu_begin, cpu_end;
@@ -165,6 +169,10 @@ struct tcount {
 	int tp_fd[4];	/* wakes, waits, all futex, futex_waitv */
 };
 void tcount_begin(struct tcount *t);
+/* clock_gettime(clock) in ns. */
+double cpu_clock_ns(clockid_t clock);
+extern double trial_cpu_mark;
+extern bool trial_cpu_stale;
 void tcount_end(struct tcount *t);
 /* Note a migration; call now and then inside the measured stretch. */
 void tcount_check_cpu(struct tcount *t);
@@ -253,10 +261,17 @@ struct trial {
 	const char *mech;
 	const char *regime;	/* "same", "split", "migrated" */
 	const char *load;	/* "none", "cpu"; NULL: load_current() */
+	const char *placement;	/* set by trial_add: the --cpus running */
 	int rep;
 	double *v;		/* samples, owned by results.c once added */
 	size_t n;
 	double csw, fwake, fwait;	/* per operation, NAN: unknown */
+	/*
+	 * CPU time per operation in ns, when cpu_known; else trial_add
+	 * takes the process's CPU time since the trial's first spawn().
+	 */
+	double cpu;
+	bool cpu_known;
 };
 
 /* Hand a trial (and its sample buffer) over to results.c. */
@@ -275,6 +290,7 @@ void counts_set(const char *scenario, const char *series, const char *mech,
 
 struct row {
 	const char *scenario, *metric, *unit, *mech, *regime;
+	const char *placement;	/* same, split or free */
 	const char *series;
 	const char *load;	/* the competing load: "none" or "cpu" */
 	int reps;
@@ -285,6 +301,7 @@ struct row {
 	double r2_med, r2_min, r2_max;
 	bool noisy;		/* the block's reference spread > 10 % */
 	double csw, fwake, fwait;
+	double cpu;		/* CPU ns per operation, NAN: unknown */
 	double *sorted;		/* pooled samples, ascending */
 	double *rep_med;	/* median of each repetition, NAN: none */
 };

@@ -35,7 +35,7 @@ static const char *const columns[] = {
 	"p99_99", "max", "mean", "ref1", "ratio1_median", "ratio1_min",
 	"ratio1_max", "ref2", "ratio2_median", "ratio2_min", "ratio2_max",
 	"noisy", "csw_per_op", "futex_wake_per_op", "futex_wait_per_op",
-	"load",
+	"load", "cpu_ns_per_op",
 };
 #define NCOLS (sizeof(columns) / sizeof(columns[0]))
 
@@ -143,7 +143,7 @@ static bool known_scenario(const char *s)
 }
 
 /* Column index of the load column (appended after schema 1's first 28). */
-#define COL_LOAD (NCOLS - 1)
+#define COL_LOAD (NCOLS - 2)	/* before cpu_ns_per_op */
 
 /* Load conditions seen on latency rows: bit 0 none, bit 1 cpu. */
 static unsigned load_seen;

@@ -180,6 +180,8 @@ void run_nowaiter(void)
 			t.n = (size_t)p.batches;
 			ops = p.batch * p.batches;
 			t.csw = (double)p.tc.csw / (double)ops;
+			t.cpu = p.tc.cpu_ns / (double)ops;
+			t.cpu_known = true;
 			t.fwake = t.fwait = NAN;
 			if (p.m->own_futex_count) {
 				t.fwake = (double)p.tc.fwake / (double)ops;

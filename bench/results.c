@@ -51,6 +51,20 @@ void trial_add(const struct trial *t)
 	 */
 	if (!trials[ntrials].load)
 		trials[ntrials].load = load_current();
+	/*
+	 * CPU per operation: the scenario's own per-thread measure, else the
+	 * process's since the trial's first thread started (its threads, and
+	 * the main thread's bookkeeping while they ran).  Not for a program
+	 * run in child processes, which reports its own CPU time.
+	 */
+	if (!t->cpu_known)
+		trials[ntrials].cpu =
+			t->n && !isnan(trial_cpu_mark) && !trial_cpu_stale &&
+			strcmp(t->scenario, "program") ?
+			(cpu_clock_ns(CLOCK_PROCESS_CPUTIME_ID) -
+			 trial_cpu_mark) / (double)t->n : NAN;
+	trial_cpu_stale = true;
+	trials[ntrials].placement = placement_name(opt.cpus);
 	ntrials++;
 }
 
@@ -70,6 +84,8 @@ void trial_add_pair(const char *scenario, const char *metric,
 	t.v = v;
 	t.n = n;
 	t.csw = (double)(a->csw + b->csw) / (double)n;
+	t.cpu = (a->cpu_ns + b->cpu_ns) / (double)n;
+	t.cpu_known = true;
 	t.fwake = t.fwait = NAN;
 	if (m->own_futex_count) {
 		t.fwake = (double)(a->fwake + b->fwake) / (double)n;
@@ -133,6 +149,7 @@ static bool same_block(const struct row *a, const struct trial *t)
 	       strcmp(a->metric, t->metric) == 0 &&
 	       strcmp(a->series, t->series) == 0 &&
 	       strcmp(a->regime, t->regime) == 0 &&
+	       strcmp(a->placement, t->placement) == 0 &&
 	       strcmp(a->load, t->load) == 0;
 }
 
@@ -142,6 +159,7 @@ static bool row_block_eq(const struct row *a, const struct row *b)
 	       strcmp(a->metric, b->metric) == 0 &&
 	       strcmp(a->series, b->series) == 0 &&
 	       strcmp(a->regime, b->regime) == 0 &&
+	       strcmp(a->placement, b->placement) == 0 &&
 	       strcmp(a->load, b->load) == 0;
 }
 
@@ -150,8 +168,8 @@ static bool row_block_eq(const struct row *a, const struct row *b)
 struct rowx {
 	struct row r;
 	double rep_med[MAX_REPS];
-	double csw_sum, fwake_sum, fwait_sum;
-	int csw_n, fw_n;
+	double csw_sum, fwake_sum, fwait_sum, cpu_sum;
+	int csw_n, fw_n, cpu_n;
 };
 
 static struct row *rows;
@@ -213,6 +231,7 @@ size_t results_rows(struct row **out)
 			x->r.series = t->series;
 			x->r.mech = t->mech;
 			x->r.regime = t->regime;
+			x->r.placement = t->placement;
 			x->r.load = t->load;
 			for (int k = 0; k < MAX_REPS; k++)
 				x->rep_med[k] = NAN;
@@ -235,6 +254,10 @@ size_t results_rows(struct row **out)
 		if (!isnan(t->csw)) {
 			x->csw_sum += t->csw;
 			x->csw_n++;
+		}
+		if (!isnan(t->cpu)) {
+			x->cpu_sum += t->cpu;
+			x->cpu_n++;
 		}
 		if (!isnan(t->fwake)) {
 			x->fwake_sum += t->fwake;
@@ -259,6 +282,7 @@ size_t results_rows(struct row **out)
 		r->p9999 = pct(r->sorted, r->samples, 0.9999);
 		r->max = r->samples ? r->sorted[r->samples - 1] : NAN;
 		r->csw = xs[j].csw_n ? xs[j].csw_sum / xs[j].csw_n : NAN;
+		r->cpu = xs[j].cpu_n ? xs[j].cpu_sum / xs[j].cpu_n : NAN;
 		r->fwake = xs[j].fw_n ? xs[j].fwake_sum / xs[j].fw_n : NAN;
 		r->fwait = xs[j].fw_n ? xs[j].fwait_sum / xs[j].fw_n : NAN;
 		for (size_t k = 0; k < ncounted; k++)
@@ -462,6 +486,12 @@ static void print_legend(FILE *f)
 	      "                 repetition: the median ratio [smallest.."
 	      "largest]; below 1\n"
 	      "                 is faster (or, for items/s, fewer)\n"
+	      "  cpu us/op      CPU time per operation in microseconds: "
+	      "the measured\n"
+	      "                 threads' (pingpong, latency, nowaiter) or "
+	      "the process's\n"
+	      "                 during the trial (the others); spinning "
+	      "shows here\n"
 	      "  csw /op        context switches per operation (every thread "
 	      "of the trial,\n"
 	      "                 getrusage)\n"
@@ -487,15 +517,20 @@ static void print_table(FILE *f, struct row *r, size_t n)
 	fprintf(f, "kernel    %s\ncpu       %s, %d vCPUs\nglibc     %s\n",
 		hdr.kernel, hdr.cpu_model, hdr.vcpus, hdr.glibc);
 	fprintf(f, "policy    %s\n", hdr.policy);
-	if (opt.cpus == PLACE_FREE)
-		fprintf(f, "placement free (trials labelled by the CPUs the "
-			"threads ran on)\n");
-	else if (opt.cpus == PLACE_SAME)
-		fprintf(f, "placement same (all threads on CPU %d)\n",
-			opt.cpu_a);
-	else
-		fprintf(f, "placement split (waker side on CPU %d, the other "
-			"side on CPU %d)\n", opt.cpu_a, opt.cpu_b);
+	{
+		const char *pl = placements_label();
+
+		if (!strcmp(pl, "free"))
+			fprintf(f, "placement free (trials labelled by the "
+				"CPUs the threads ran on)\n");
+		if (strstr(pl, "same"))
+			fprintf(f, "placement same (all threads on CPU %d)\n",
+				opt.cpu_a);
+		if (strstr(pl, "split"))
+			fprintf(f, "placement split (waker side on CPU %d, the "
+				"other side on CPU %d)\n", opt.cpu_a,
+				opt.cpu_b);
+	}
 	if (opt.load != LOAD_NONE)
 		fprintf(f, "load      %s: latency %s %d busy SCHED_OTHER "
 			"threads, one pinned to each CPU%s; other scenarios "
@@ -530,6 +565,7 @@ static void print_table(FILE *f, struct row *r, size_t n)
 		fprintf(f, "  %-14s %9s %9s %9s %9s %9s", "mechanism", "median",
 			"p99", "p99.9", "p99.99", "max");
 		fprintf(f, "  %-22s  %-22s", "", "");
+		fprintf(f, " %8s", "cpu");
 		if (counts)
 			fprintf(f, " %6s %6s %6s", "csw", "fwake", "fwait");
 		fputc('\n', f);
@@ -544,6 +580,7 @@ static void print_table(FILE *f, struct row *r, size_t n)
 				 r[i].ref2 ? r[i].ref2 : "-");
 			fprintf(f, "  %-22s  %-22s", a, b);
 		}
+		fprintf(f, " %8s", "us/op");
 		if (counts)
 			fprintf(f, " %6s %6s %6s", "/op", "/op", "/op");
 		fputc('\n', f);
@@ -558,6 +595,10 @@ static void print_table(FILE *f, struct row *r, size_t n)
 				  r[k].r1_max);
 			put_ratio(f, r[k].ref2, r[k].r2_med, r[k].r2_min,
 				  r[k].r2_max);
+			if (isnan(r[k].cpu))
+				fprintf(f, " %8s", "-");
+			else
+				fprintf(f, " %8.3f", r[k].cpu / 1e3);
 			if (counts) {
 				put_count(f, r[k].csw);
 				put_count(f, r[k].fwake);
@@ -580,21 +621,34 @@ static void print_table(FILE *f, struct row *r, size_t n)
 
 /* ---------------------------------------------------------------- goals */
 
-static const struct row *find_row(const struct row *r, size_t n,
-				  const char *scenario, const char *metric,
-				  const char *series, const char *mech)
+/*
+ * The row of (scenario, metric, series, mech) measured without load under
+ * placement (same or split), for a goal.  Rows of one thread (nowaiter)
+ * and of whole programs (unpinned) count as any placement.
+ */
+static const struct row *find_row_at(const struct row *r, size_t n,
+				     const char *scenario, const char *metric,
+				     const char *series, const char *mech,
+				     const char *placement)
 {
 	for (size_t i = 0; i < n; i++)
 		if (!strcmp(r[i].scenario, scenario) &&
 		    !strcmp(r[i].metric, metric) &&
 		    !strcmp(r[i].series, series) && !strcmp(r[i].mech, mech) &&
 		    !strcmp(r[i].load, "none") &&
-		    (!strcmp(r[i].regime, "same") ||
+		    ((!strcmp(r[i].placement, placement) &&
+		      !strcmp(r[i].regime, placement)) ||
 		     !strcmp(r[i].regime, "one thread") ||
-		     /* a whole program runs unpinned */
 		     !strcmp(r[i].scenario, "program")))
 			return &r[i];
 	return NULL;
+}
+
+static const struct row *find_row(const struct row *r, size_t n,
+				  const char *scenario, const char *metric,
+				  const char *series, const char *mech)
+{
+	return find_row_at(r, n, scenario, metric, series, mech, "same");
 }
 
 /* The worst (largest) per-repetition ratio a/b, NAN if none. */
@@ -658,42 +712,64 @@ static void print_goals(FILE *f, const struct row *r, size_t n)
 		double bound;
 		const char *what;
 		bool median;	/* judged by the median ratio, not the worst */
+		const char *placement;	/* NULL: same */
 	} ratio_goals[] = {
-		{ "pingpong", "round_trip", "", "swait", "futex", 1.00,
-		  "pingpong: swait / raw futex", false },
-		{ "pingpong", "round_trip", "", "swait", "cond", 0.60,
-		  "pingpong: swait / cond (signal under lock)", false },
+		{ "pingpong", "round_trip", "", "swait", "futex", 1.03,
+		  "pingpong: swait / raw futex", false, NULL },
+		{ "pingpong", "round_trip", "", "swait", "cond", 0.46,
+		  "pingpong: swait / cond (signal under lock)", false, NULL },
+		/* Across two CPUs, where the spin before a sleep acts. */
+		{ "pingpong", "round_trip", "", "swait", "atomic", 1.10,
+		  "pingpong split: swait / std::atomic wait (median)", true,
+		  "split" },
+		{ "pingpong", "round_trip", "", "swait", "cond", 0.10,
+		  "pingpong split: swait / cond (median)", true, "split" },
+		{ "pingpong", "round_trip", "", "swait", "futex", 0.10,
+		  "pingpong split: swait / raw futex (median)", true, "split" },
+		{ "pingpong", "round_trip", "", "swait", "nsync", 0.10,
+		  "pingpong split: swait / nsync (median)", true, "split" },
+		{ "pingpong", "round_trip", "", "swait", "abseil", 0.10,
+		  "pingpong split: swait / abseil CondVar (median)", true,
+		  "split" },
+		{ "pingpong", "round_trip", "", "completion", "atomic",
+		  1.10, "pingpong split: completion / std::atomic (median)",
+		  true, "split" },
+		{ "nowaiter", "wake_call", "", "swait", "atomic", 1.00,
+		  "nowaiter: swait_wake_one / atomic notify_one (median)",
+		  true, NULL },
 		{ "pingpong", "round_trip", "", "swait", "cond-after", 1.00,
-		  "pingpong: swait / cond (signal after unlock)", false },
+		  "pingpong: swait / cond (signal after unlock)", false, NULL },
 		{ "pingpong", "round_trip", "", "swait", "sem", 1.00,
-		  "pingpong: swait / sem_t", false },
+		  "pingpong: swait / sem_t", false, NULL },
 		{ "pingpong", "round_trip", "", "swait", "nsync", 0.90,
-		  "pingpong: swait / nsync (median)", true },
+		  "pingpong: swait / nsync (median)", true, NULL },
 		{ "pingpong", "round_trip", "", "swait", "abseil", 0.90,
-		  "pingpong: swait / abseil CondVar (median)", true },
+		  "pingpong: swait / abseil CondVar (median)", true, NULL },
 		{ "broadcast", "last_running", "n=64", "swait", "futex", 1.10,
-		  "broadcast n=64 last: swait / futex bulk (median)", true },
+		  "broadcast n=64 last: swait / futex bulk (median)", true, NULL },
 		{ "broadcast", "last_running", "n=64", "swait", "cond", 0.50,
-		  "broadcast n=64: swait / cond_broadcast, last", false },
+		  "broadcast n=64: swait / cond_broadcast, last", false, NULL },
 		/* The condvar face against the same code on glibc. */
 		{ "pingpong", "round_trip", "", "swait-cond", "cond", 0.50,
-		  "pingpong: swait-cond / cond (signal under lock)", false },
+		  "pingpong: swait-cond / cond (signal under lock)", false, NULL },
 		{ "broadcast", "last_running", "n=64", "swait-cond", "cond",
-		  0.60, "broadcast n=64: swait-cond / cond, last", false },
+		  0.60, "broadcast n=64: swait-cond / cond, last", false, NULL },
 		/* Unmodified programs under swait-run (unpinned, median). */
 		{ "program", "wall", "pigz -p 8", "swait-run", "glibc", 1.00,
-		  "program pigz -p 8 wall: swait-run / glibc (median)", true },
+		  "program pigz -p 8 wall: swait-run / glibc (median)", true, NULL },
 		{ "program", "cpu", "pigz -p 8", "swait-run", "glibc", 1.00,
-		  "program pigz -p 8 cpu: swait-run / glibc (median)", true },
+		  "program pigz -p 8 cpu: swait-run / glibc (median)", true, NULL },
 		{ "program", "wall", "zstd -T8", "swait-run", "glibc", 1.00,
-		  "program zstd -T8 wall: swait-run / glibc (median)", true },
+		  "program zstd -T8 wall: swait-run / glibc (median)", true, NULL },
 		{ "program", "cpu", "zstd -T8", "swait-run", "glibc", 1.00,
-		  "program zstd -T8 cpu: swait-run / glibc (median)", true },
+		  "program zstd -T8 cpu: swait-run / glibc (median)", true, NULL },
 	};
 	const struct row *pp = find_row(r, n, "pingpong", "round_trip", "",
 					"swait");
 	const struct row *nw = find_row(r, n, "nowaiter", "wake_call", "",
 					"swait");
+	const struct row *pps = find_row_at(r, n, "pingpong", "round_trip", "",
+					    "swait", "split");
 	bool any = false;
 	const char *nc = "(not counted: use --count-futex)";
 
@@ -701,18 +777,22 @@ static void print_goals(FILE *f, const struct row *r, size_t n)
 	     i++) {
 		const struct row *a, *b;
 
-		a = find_row(r, n, ratio_goals[i].scenario,
-			     ratio_goals[i].metric, ratio_goals[i].series,
-			     ratio_goals[i].mech);
-		b = find_row(r, n, ratio_goals[i].scenario,
-			     ratio_goals[i].metric, ratio_goals[i].series,
-			     ratio_goals[i].ref);
+		const char *pl = ratio_goals[i].placement ?
+				 ratio_goals[i].placement : "same";
+
+		a = find_row_at(r, n, ratio_goals[i].scenario,
+				ratio_goals[i].metric, ratio_goals[i].series,
+				ratio_goals[i].mech, pl);
+		b = find_row_at(r, n, ratio_goals[i].scenario,
+				ratio_goals[i].metric, ratio_goals[i].series,
+				ratio_goals[i].ref, pl);
 		if (!a || !b)
 			continue;
 		if (!any)
 			fprintf(f, "\ngoals: libswait's targets (README, "
-				"Performance), both threads on one CPU;\n"
-				"  a ratio goal is judged by the worst "
+				"Performance), all threads on one CPU unless\n"
+				"  it says split (waker and woken on two CPUs);"
+				"\n  a ratio goal is judged by the worst "
 				"repetition's ratio of medians, or by the\n"
 				"  median of those ratios where it says "
 				"(median); \"met\" when the measured value\n"
@@ -733,6 +813,14 @@ static void print_goals(FILE *f, const struct row *r, size_t n)
 			  pp->fwait / 2, nc, true);
 		goal_line(f, "pingpong: swait context switches per round trip",
 			  2.0, pp->csw, "", true);
+	}
+	if (pps) {
+		if (!any)
+			fprintf(f, "\ngoals: libswait's targets (README, "
+				"Performance)\n");
+		any = true;
+		goal_line(f, "pingpong split: swait context switches per "
+			  "round trip", 0.30, pps->csw, "", true);
 	}
 	if (nw) {
 		if (!any)
@@ -895,7 +983,7 @@ static const char *const columns[] = {
 	"p99_99", "max", "mean", "ref1", "ratio1_median", "ratio1_min",
 	"ratio1_max", "ref2", "ratio2_median", "ratio2_min", "ratio2_max",
 	"noisy", "csw_per_op", "futex_wake_per_op", "futex_wait_per_op",
-	"load",
+	"load", "cpu_ns_per_op",
 };
 #define NCOLS (sizeof(columns) / sizeof(columns[0]))
 
@@ -917,7 +1005,7 @@ static void row_fields(const struct row *r, char v[NCOLS][64], bool str[NCOLS],
 	S(r->unit);
 	S(r->series);
 	S(r->mech);
-	S(placement_name(opt.cpus));
+	S(r->placement);
 	S(r->regime);
 	N((double)r->reps);
 	N((double)r->samples);
@@ -939,6 +1027,7 @@ static void row_fields(const struct row *r, char v[NCOLS][64], bool str[NCOLS],
 	N(r->fwake);
 	N(r->fwait);
 	S(r->load);
+	N(r->cpu);
 #undef S
 #undef N
 }
@@ -953,7 +1042,7 @@ static void print_csv(FILE *f, struct row *r, size_t n)
 		"# load: %s\n# load_before: %s\n# load_after: %s\n"
 		"# started: %s\n",
 		SWAIT_BENCH_VERSION, hdr.kernel, hdr.cpu_model, hdr.vcpus,
-		hdr.glibc, hdr.policy, placement_name(opt.cpus),
+		hdr.glibc, hdr.policy, placements_label(),
 		load_mode_name(opt.load), hdr.load_before, hdr.load_after,
 		hdr.started);
 	for (size_t c = 0; c < NCOLS; c++)
@@ -998,7 +1087,7 @@ static void print_json(FILE *f, struct row *r, size_t n)
 	fprintf(f, ",\n    \"policy\": ");
 	json_str(f, hdr.policy);
 	fprintf(f, ",\n    \"placement\": ");
-	json_str(f, placement_name(opt.cpus));
+	json_str(f, placements_label());
 	fprintf(f, ",\n    \"load\": ");
 	json_str(f, load_mode_name(opt.load));
 	fprintf(f, ",\n    \"cpus\": [%d, %d],\n    \"reps\": %d,\n"

@@ -120,10 +120,12 @@ static void usage(FILE *f)
 "\n"
 "Options:\n"
 "  --mech LIST        comma-separated mechanisms (default: all that fit)\n"
-"  --cpus same|split|free\n"
-"                     same: all threads on one CPU (default; ratios are\n"
-"                     judged here); split: waker and woken on two CPUs;\n"
-"                     free: unpinned, trials labelled by where they ran\n"
+"  --cpus same|split|free|same,split\n"
+"                     same: all threads on one CPU; split: waker and\n"
+"                     woken on two CPUs; free: unpinned, trials labelled\n"
+"                     by where they ran; a list runs each selected\n"
+"                     scenario under each.  Default: pingpong and latency\n"
+"                     under same and split, the others under same\n"
 "  --reps N           repetitions, each runs every mechanism once, order\n"
 "                     rotated (default 5, --quick 3)\n"
 "  --iterations N     samples per trial\n"
@@ -302,7 +304,7 @@ static void pick_cpus(void)
 		else if (opt.cpu_b < 0)
 			opt.cpu_b = c;
 	}
-	if (opt.cpus == PLACE_SPLIT && opt.cpu_b < 0)
+	if ((opt.cpus_set & (1u << PLACE_SPLIT)) && opt.cpu_b < 0)
 		bad("--cpus split: this process may run on one CPU only");
 }
 
@@ -377,8 +379,21 @@ static void parse(int argc, char **argv)
 		} else if ((v = value_of(a, "--cpus", &i, argc, argv))) {
 			static const char *const c[] = { "same", "split",
 							 "free", NULL };
+			char buf[64], *tok, *save = NULL;
 
-			opt.cpus = (enum placement)choice("--cpus", v, c);
+			if (strlen(v) >= sizeof(buf))
+				bad("--cpus: '%s' is too long", v);
+			strcpy(buf, v);
+			opt.cpus_set = 0;
+			for (tok = strtok_r(buf, ",", &save); tok;
+			     tok = strtok_r(NULL, ",", &save))
+				opt.cpus_set |= 1u << choice("--cpus", tok, c);
+			if (!opt.cpus_set)
+				bad("--cpus: empty list");
+			if ((opt.cpus_set & (1u << PLACE_FREE)) &&
+			    opt.cpus_set != (1u << PLACE_FREE))
+				bad("--cpus: free runs alone, not in a list");
+			opt.cpus = (enum placement)__builtin_ctz(opt.cpus_set);
 		} else if ((v = value_of(a, "--reps", &i, argc, argv))) {
 			opt.reps = (int)parse_long("--reps", v, 1, 1000);
 		} else if ((v = value_of(a, "--iterations", &i, argc, argv))) {
@@ -476,6 +491,42 @@ static void check_plot_path(const char *png)
 		die("--plot: cannot write '%s': %s", png, strerror(errno));
 }
 
+/*
+ * Where scenario i runs: --cpus as given, or by default pingpong and
+ * latency (handoffs, where placement decides everything) under both same
+ * and split, the others under same; split only where there are two CPUs.
+ */
+static unsigned scenario_placements(size_t i)
+{
+	const char *name = scenarios[i].name;
+
+	if (opt.cpus_set)
+		return opt.cpus_set;
+	if ((!strcmp(name, "pingpong") || !strcmp(name, "latency")) &&
+	    opt.cpu_b >= 0)
+		return 1u << PLACE_SAME | 1u << PLACE_SPLIT;
+	return 1u << PLACE_SAME;
+}
+
+/* The placements this run uses, for the header: "same", "same,split". */
+const char *placements_label(void)
+{
+	static char buf[32];
+	unsigned all = 0;
+
+	for (size_t i = 0; i < nscenarios; i++)
+		if (opt.scenarios & (1u << i))
+			all |= scenario_placements(i);
+	buf[0] = '\0';
+	for (int p = PLACE_SAME; p <= PLACE_FREE; p++)
+		if (all & (1u << p)) {
+			if (buf[0])
+				strcat(buf, ",");
+			strcat(buf, placement_name((enum placement)p));
+		}
+	return buf;
+}
+
 int main(int argc, char **argv)
 {
 	FILE *out = stdout;
@@ -501,9 +552,16 @@ int main(int argc, char **argv)
 	opt.progress = isatty(STDERR_FILENO);
 	header_begin();
 	watchdog_start();
-	for (size_t i = 0; i < nscenarios; i++)
-		if (opt.scenarios & (1u << i))
+	for (size_t i = 0; i < nscenarios; i++) {
+		if (!(opt.scenarios & (1u << i)))
+			continue;
+		for (int p = PLACE_SAME; p <= PLACE_FREE; p++) {
+			if (!(scenario_placements(i) & (1u << p)))
+				continue;
+			opt.cpus = (enum placement)p;
 			scenarios[i].run();
+		}
+	}
 	header_end();
 	if (opt.progress)
 		fputs("\r\033[K", stderr);

@@ -147,11 +147,33 @@ int place_cpu(bool waker_side)
 	}
 }
 
+double cpu_clock_ns(clockid_t clock)
+{
+	struct timespec t;
+
+	clock_gettime(clock, &t);
+	return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+/*
+ * The process's CPU time at the first spawn() of a trial: trial_add()
+ * charges what the process used since then to the trial when the scenario
+ * did not measure its threads itself.  A trial_add() makes the next
+ * spawn() start a new mark.
+ */
+double trial_cpu_mark = NAN;
+bool trial_cpu_stale = true;
+
 pthread_t spawn(void *(*fn)(void *), void *arg, int cpu)
 {
 	pthread_attr_t a;
 	pthread_t t;
 	int err;
+
+	if (trial_cpu_stale) {
+		trial_cpu_mark = cpu_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+		trial_cpu_stale = false;
+	}
 
 	pthread_attr_init(&a);
 	pthread_attr_setstacksize(&a, 256 * 1024);
@@ -354,6 +376,7 @@ void tcount_begin(struct tcount *t)
 	t->tp_wait = tp_waits(t);
 	t->tp_all = tp_read(t->tp_fd[2]);
 	t->csw = thread_csw();
+	t->cpu_ns = cpu_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 
 void tcount_end(struct tcount *t)
@@ -361,6 +384,7 @@ void tcount_end(struct tcount *t)
 	long w, s, a;
 
 	t->csw = thread_csw() - t->csw;
+	t->cpu_ns = cpu_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t->cpu_ns;
 	w = tp_read(t->tp_fd[0]);
 	s = tp_waits(t);
 	a = tp_read(t->tp_fd[2]);
