@@ -226,6 +226,24 @@ long tu_task_syscall(pid_t tid)
 	return atol(buf);
 }
 
+unsigned long tu_task_syscall_arg(pid_t tid, int k)
+{
+	char buf[256], *p = buf, *end;
+	unsigned long v = 0;
+
+	if (k < 1 || k > 6 || read_task_file(tid, "syscall", buf,
+					      sizeof(buf)) <= 0)
+		return 0;
+	strtol(p, &end, 10);		/* the number */
+	for (int i = 0; i < k; i++) {
+		p = end;
+		v = strtoul(p, &end, 16);
+		if (end == p)
+			return 0;
+	}
+	return v;
+}
+
 bool tu_is_futex_call(long nr)
 {
 	if (getenv("MESON_EXE_WRAPPER"))

@@ -178,6 +178,12 @@ char tu_task_state(pid_t tid);
  * syscall), or -1 if /proc does not say (ptrace restrictions, running).
  */
 long tu_task_syscall(pid_t tid);
+/*
+ * Argument k (1-6) of the system call thread tid is blocked in, from
+ * /proc; 0 when unreadable.  For a futex call, argument 1 is the word: a
+ * thread parked on a head's lock word is not one of its sleepers.
+ */
+unsigned long tu_task_syscall_arg(pid_t tid, int k);
 
 /*
  * Whether the tests run under qemu-i386, whose threads lose their own

@@ -30,8 +30,11 @@ static bool in_futex(pid_t tid)
 
 bool tu_wait_asleep(pid_t tid, const struct swait_head *head)
 {
+	/* Not parked on the head's own lock word (a contended prepare). */
 	return tu_poll(swait_active(head) && tu_task_state(tid) == 'S' &&
-		       in_futex(tid));
+		       in_futex(tid) &&
+		       tu_task_syscall_arg(tid, 1) !=
+		       (unsigned long)(uintptr_t)&head->lock);
 }
 
 static void describe(FILE *out)
