@@ -75,6 +75,12 @@
  *   TASK_* and MAX_SCHEDULE_TIMEOUT are defined here (if not already) only
  *   so that such code compiles.
  *
+ *   Spinning.  Like every libswait sleep, these waits first poll for their
+ *   wake for a bounded time (10 us by default) before they block, which
+ *   the kernel's do not; pass SWAIT_NOSPIN to swait_sleep() in an
+ *   open-coded loop, or swait_set_spin(0, NULL) on the thread, for the
+ *   kernel's immediate sleep (see swait_set_spin(3)).
+ *
  *   Names.  Only the kernel's current (v4.19 and later) names are provided:
  *   swake_up_one, swake_up_all and the swait_event_*_exclusive macros.  The
  *   older kernel names swait_event(), swait_event_interruptible() and
