@@ -73,7 +73,7 @@ extern unsigned long swait_hook_futex_waits;
  * deadline's clock, when set.
  */
 extern void (*swait_hook_spin)(const uint32_t *word);
-extern long (*swait_hook_spin_clock)(void);
+extern int64_t (*swait_hook_spin_clock)(void);
 #endif
 
 #endif /* SWAIT_INTERNAL_H */

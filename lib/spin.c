@@ -96,7 +96,7 @@ static long process_cap = SWAIT_SPIN_NS_DEFAULT;
 
 #if SWAIT_TEST_HOOKS
 void (*swait_hook_spin)(const uint32_t *word);
-long (*swait_hook_spin_clock)(void);
+int64_t (*swait_hook_spin_clock)(void);
 #endif
 
 __attribute__((constructor))
@@ -155,19 +155,20 @@ SWAIT_EXPORT long swait_spin_cap(void)
 	return thread_cap();
 }
 
-static long now_ns(clockid_t clock)
+/* int64_t: a long of ns overflows in 2 s on ILP32 (armhf, i386). */
+static int64_t now_ns(clockid_t clock)
 {
 	struct timespec t;
 
 #if SWAIT_TEST_HOOKS
-	long (*hook)(void) = __atomic_load_n(&swait_hook_spin_clock,
-					     __ATOMIC_RELAXED);
+	int64_t (*hook)(void) = __atomic_load_n(&swait_hook_spin_clock,
+						__ATOMIC_RELAXED);
 
 	if (hook)
 		return hook();
 #endif
 	clock_gettime(clock, &t);
-	return (long)t.tv_sec * 1000000000L + t.tv_nsec;
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
 /* How long this spin may last, in ns: 0 for none (S2, S3, S4). */
@@ -191,16 +192,16 @@ static long budget(unsigned flags, clockid_t clock,
 		return 0;
 	if (deadline) {
 		/* One read of the deadline's clock (the vDSO). */
-		long left;
+		int64_t left;
 
 		if (deadline->tv_sec < 0)
 			return 0;
-		left = (long)deadline->tv_sec * 1000000000L +
+		left = (int64_t)deadline->tv_sec * 1000000000 +
 		       deadline->tv_nsec - now_ns(clock);
 		if (left <= 0)
 			return 0;
 		if (left < cap)
-			cap = left;
+			cap = (long)left;
 	}
 	return cap;
 }
@@ -210,7 +211,8 @@ uint32_t swait_spin(const uint32_t *word, uint32_t mask, uint32_t stay,
 		    const struct timespec *deadline)
 {
 	uint32_t v = __atomic_load_n(word, __ATOMIC_ACQUIRE);
-	long limit, left;
+	int64_t limit;
+	long left;
 
 	if ((v & mask) != stay)
 		return v;

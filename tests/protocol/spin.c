@@ -37,7 +37,7 @@
 #include "testutil.h"
 
 extern void (*swait_hook_spin)(const uint32_t *word);
-extern long (*swait_hook_spin_clock)(void);
+extern int64_t (*swait_hook_spin_clock)(void);
 extern void (*swait_hook_futex_wake)(uint32_t *word);
 extern unsigned long swait_hook_futex_waits;
 
@@ -51,7 +51,7 @@ enum action { NONE, WAKE_ONE, COMPLETE, SET_AND_WAKE, WAKE_ANY1 };
 static enum action action;
 static unsigned polls, wake_at;
 static unsigned long wakes;		/* FUTEX_WAKE calls */
-static long fake_ns;			/* the fake clock, when on */
+static int64_t fake_ns;			/* the fake clock, when on */
 static unsigned clock_reads;
 static struct swait_head any_heads[2];
 
@@ -79,7 +79,7 @@ static void on_poll(const uint32_t *word)
 	}
 }
 
-static long fake_clock(void)
+static int64_t fake_clock(void)
 {
 	clock_reads++;
 	return fake_ns += 100;
