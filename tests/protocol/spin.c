@@ -226,21 +226,28 @@ static void test_wait_any_spins(void **state)
 	assert_int_equal(wakes, 0);
 }
 
+/* On the fake clock: one sleep with deadline dl that must time out. */
+static void sleep_to_timeout(const struct timespec *dl)
+{
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+
+	__atomic_store_n(&swait_hook_spin_clock, fake_clock,
+			 __ATOMIC_RELEASE);
+	swait_prepare(&head, &w);
+	assert_int_equal(swait_sleep(&head, &w, 0, CLOCK_MONOTONIC, dl),
+			 ETIMEDOUT);
+	swait_finish(&head, &w);
+}
+
 /* S2: the cap ends the spin: 10 us at 100 ns per clock read. */
 static void test_cap_bounds(void **state)
 {
-	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
 	struct timespec dl = in_ms(1);
 	unsigned long waits = futex_waits();
 
 	(void)state;
 	assert_int_equal(swait_set_spin(10000, NULL), 0);
-	__atomic_store_n(&swait_hook_spin_clock, fake_clock,
-			 __ATOMIC_RELEASE);
-	swait_prepare(&head, &w);
-	assert_int_equal(swait_sleep(&head, &w, 0, CLOCK_MONOTONIC, &dl),
-			 ETIMEDOUT);
-	swait_finish(&head, &w);
+	sleep_to_timeout(&dl);
 	/*
 	 * Reads: the deadline's, the start, then one per 16 polls until
 	 * the limit: start + 10,000 ns is reached at the 100th of those.
@@ -253,17 +260,11 @@ static void test_cap_bounds(void **state)
 /* S2: a deadline nearer than the cap ends the spin first. */
 static void test_deadline_bounds(void **state)
 {
-	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
-	struct timespec dl = { 0, 3000 + 100 };	/* on the fake clock */
+	/* 3,000 ns left on the fake clock; past on the real one. */
+	struct timespec dl = { 0, 3000 + 100 };
 
 	(void)state;
-	__atomic_store_n(&swait_hook_spin_clock, fake_clock,
-			 __ATOMIC_RELEASE);
-	swait_prepare(&head, &w);
-	/* Past on the real clock: the sleep after the spin times out. */
-	assert_int_equal(swait_sleep(&head, &w, 0, CLOCK_MONOTONIC, &dl),
-			 ETIMEDOUT);
-	swait_finish(&head, &w);
+	sleep_to_timeout(&dl);
 	/* The deadline read says 3,000 ns left: 30 reads after the start. */
 	assert_int_equal(polls, 30 * 16);
 }
