@@ -83,7 +83,9 @@
  * machine.  Every sleep spins (swait_sleep(), the macros, completions, the
  * mutex forms, swait_wait_any()), except with SWAIT_NOSPIN in the flags,
  * on a thread whose cap is 0, in a process that may run on one CPU only
- * (no waker could run meanwhile), and after spins that found nothing (a
+ * (no waker could run meanwhile), on the process default in a SCHED_FIFO
+ * or SCHED_RR thread pinned to one CPU (a waker on that CPU could not
+ * run; such a thread opts in with a cap of its own), and after spins that found nothing (a
  * thread whose spins keep failing skips up to 1,023 sleeps in 1,024).
  * The price is CPU time: at most the cap per sleep, about cap/1024 per
  * sleep for a thread whose spins never succeed (waits that are long, or
@@ -489,7 +491,7 @@ int swait_deadline_after(struct timespec *deadline, clockid_t clock,
  * variable SWAIT_SPIN_NS (0 to SWAIT_SPIN_MAX_NS, read when the library is
  * loaded; other values are ignored).  Stores the previous setting in *old_ns unless
  * it is NULL.  Also forgets the thread's record of failed spins and
- * re-reads its CPU affinity.  Returns 0, or EINVAL for an ns out of range.
+ * re-reads its CPU affinity and scheduling policy.  Returns 0, or EINVAL for an ns out of range.
  *
  * Strict real-time threads that want every sleep to block at once, and
  * threads that share a CPU with their wakers without being pinned, set 0.

@@ -51,6 +51,15 @@
  *      others (S3 learns the case where they share its CPU).  Nor with
  *      SWAIT_NOSPIN in the call's flags, nor with a cap of 0.
  *
+ *  S5. No spinning by default in a real-time thread (SCHED_FIFO or
+ *      SCHED_RR) whose own affinity mask holds one CPU, re-read with the
+ *      masks (S4).  If its waker shares that CPU, the waker cannot run at
+ *      all while it spins, so each spin there is a full cap of delay, and
+ *      S3's back-off still lets one in 1,024 sleeps pay it: that lands on
+ *      the p99.9 a pinned real-time thread is judged by.  Such a thread
+ *      whose wakers run elsewhere opts in with its own swait_set_spin()
+ *      cap; only the process default is withheld.
+ *
  * The state is thread-local (initial-exec TLS, lib/internal.h), touched
  * only by the thread's own sleeps and swait_set_spin().
  */
@@ -82,10 +91,13 @@ struct spin_thread {
 	uint8_t fails;		/* spins in a row that found nothing (S3) */
 	uint8_t affinity_known;
 	uint8_t one_cpu;	/* S4 */
+	uint8_t rt_pinned;	/* S5 */
 	uint8_t affinity_age;
 };
 
-static SWAIT_TLS struct spin_thread me = { SWAIT_SPIN_DEFAULT, 0, 0, 0, 0, 0 };
+static SWAIT_TLS struct spin_thread me = {
+	SWAIT_SPIN_DEFAULT, 0, 0, 0, 0, 0, 0
+};
 
 /*
  * The process default: the build's, or SWAIT_SPIN_NS.  Read when the
@@ -123,16 +135,22 @@ static long thread_cap(void)
 static void read_affinity(void)
 {
 	cpu_set_t mine, main_thread;
+	int policy;
 
 	/* Unknown masks count as many CPUs: spinning stays bounded (S2). */
-	if (sched_getaffinity(0, sizeof(mine), &mine) != 0 ||
-	    sched_getaffinity(getpid(), sizeof(main_thread),
-			      &main_thread) != 0)
-		me.one_cpu = 0;
-	else {
+	me.one_cpu = 0;
+	me.rt_pinned = 0;
+	if (sched_getaffinity(0, sizeof(mine), &mine) != 0)
+		goto out;
+	policy = sched_getscheduler(0);
+	me.rt_pinned = CPU_COUNT(&mine) <= 1 &&
+		       (policy == SCHED_FIFO || policy == SCHED_RR);
+	if (sched_getaffinity(getpid(), sizeof(main_thread),
+			      &main_thread) == 0) {
 		CPU_OR(&mine, &mine, &main_thread);
 		me.one_cpu = CPU_COUNT(&mine) <= 1;
 	}
+out:
 	me.affinity_known = 1;
 	me.affinity_age = 0;
 }
@@ -171,7 +189,7 @@ static int64_t now_ns(clockid_t clock)
 	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
-/* How long this spin may last, in ns: 0 for none (S2, S3, S4). */
+/* How long this spin may last, in ns: 0 for none (S2-S5). */
 static long budget(unsigned flags, clockid_t clock,
 		   const struct timespec *deadline)
 {
@@ -188,7 +206,7 @@ static long budget(unsigned flags, clockid_t clock,
 	}
 	if (!me.affinity_known || ++me.affinity_age >= SPIN_AFFINITY_EVERY)
 		read_affinity();
-	if (me.one_cpu)
+	if (me.one_cpu || (me.rt_pinned && me.cap == SWAIT_SPIN_DEFAULT))
 		return 0;
 	if (deadline) {
 		/* One read of the deadline's clock (the vDSO). */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * spin.c - the spin before a sleep (lib/spin.c S1-S4), deterministically.
+ * spin.c - the spin before a sleep (lib/spin.c S1-S5), deterministically.
  *
  * A test hook runs at every poll of a spin, and another replaces the spin's
  * clock, so that no case depends on timing:
@@ -15,6 +15,10 @@
  *    row, and a spin that finds a wake resets that (S3);
  *  - no spin with SWAIT_NOSPIN, with a cap of 0, or when the process may
  *    run on one CPU only (S4);
+ *  - a SCHED_FIFO thread pinned to one CPU does not spin on the process
+ *    default, and does on a cap of its own; the same thread under
+ *    SCHED_OTHER spins on the default (S5; skipped without the privilege
+ *    to set SCHED_FIFO, or when the default cap is 0);
  *  - swait_set_spin() range checks, and the environment's default
  *    (run again by meson with SWAIT_SPIN_NS set: argv[1] is the cap to
  *    expect).
@@ -373,6 +377,73 @@ static void test_default(void **state)
 	assert_int_equal(swait_spin_cap(), expect_default);
 }
 
+/*
+ * S5, from a thread pinned to one CPU: spins under SCHED_OTHER on the
+ * process default (the control), not under SCHED_FIFO on that default,
+ * and again under SCHED_FIFO with a cap of its own.  polls[] says which.
+ */
+struct rt_run {
+	unsigned polls[3];
+	int err;		/* pthread_setschedparam()'s */
+};
+
+static unsigned timed_sleep_polls(void)
+{
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+	struct timespec dl = in_ms(1);
+
+	polls = 0;
+	swait_prepare(&head, &w);
+	assert_int_equal(swait_sleep(&head, &w, 0, CLOCK_MONOTONIC, &dl),
+			 ETIMEDOUT);
+	swait_finish(&head, &w);
+	return polls;
+}
+
+static void *rt_pinned(void *arg)
+{
+	struct rt_run *run = arg;
+	struct sched_param fifo = { .sched_priority = 1 }, other = { 0 };
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+	/* The default cap; the affinity re-read with it. */
+	assert_int_equal(swait_set_spin(SWAIT_SPIN_DEFAULT, NULL), 0);
+	run->polls[0] = timed_sleep_polls();
+	run->err = pthread_setschedparam(pthread_self(), SCHED_FIFO, &fifo);
+	if (run->err)
+		return NULL;
+	assert_int_equal(swait_set_spin(SWAIT_SPIN_DEFAULT, NULL), 0);
+	run->polls[1] = timed_sleep_polls();
+	assert_int_equal(swait_set_spin(5000, NULL), 0);
+	run->polls[2] = timed_sleep_polls();
+	assert_int_equal(pthread_setschedparam(pthread_self(), SCHED_OTHER,
+					       &other), 0);
+	return NULL;
+}
+
+static void test_rt_pinned(void **state)
+{
+	struct rt_run run = { { 0, 0, 0 }, 0 };
+	pthread_t t;
+
+	(void)state;
+	if (expect_default == 0)
+		skip();		/* a default of 0 never spins anyway */
+	assert_int_equal(pthread_create(&t, NULL, rt_pinned, &run), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_true(run.polls[0] > 0);	/* the control: it spins */
+	if (run.err == EPERM) {
+		print_message("skipped: no privilege for SCHED_FIFO\n");
+		skip();
+	}
+	assert_int_equal(run.err, 0);
+	assert_int_equal(run.polls[1], 0);
+	assert_true(run.polls[2] > 0);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -395,6 +466,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_set_spin,
 						setup, teardown),
 		cmocka_unit_test(test_default),
+		cmocka_unit_test_setup_teardown(test_rt_pinned, setup,
+						teardown),
 	};
 
 	if (argc > 1)
