@@ -19,6 +19,12 @@
  *    default, and does on a cap of its own; the same thread under
  *    SCHED_OTHER spins on the default (S5; skipped without the privilege
  *    to set SCHED_FIFO, or when the default cap is 0);
+ *  - a handler that runs during the spin gives no EINTR (it ran before
+ *    the sleep), and one that wakes the head there is taken by the spin;
+ *    a cancel landing during the spin is acted on when the sleep starts,
+ *    and with a wake at the same poll the wake is passed on to the next
+ *    sleeper; fork() during the spin leaves the child a head it can use
+ *    and the parent its wake; PI heads spin as plain ones;
  *  - swait_set_spin() range checks, and the environment's default
  *    (run again by meson with SWAIT_SPIN_NS set: argv[1] is the cap to
  *    expect).
@@ -31,9 +37,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -51,18 +60,38 @@ static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
 static int flag;
 
 /* What the poll hook does at poll number wake_at (0: nothing). */
-enum action { NONE, WAKE_ONE, COMPLETE, SET_AND_WAKE, WAKE_ANY1 };
+enum action {
+	NONE, WAKE_ONE, COMPLETE, SET_AND_WAKE, WAKE_ANY1,
+	RAISE,			/* a handler runs mid-spin (and may wake) */
+	CANCEL_SELF,		/* pthread_cancel() of the spinning thread */
+	WAKE_AND_CANCEL,	/* its wake, then its cancel, at one poll */
+	FORK,			/* fork(); the parent then wakes itself */
+};
 static enum action action;
 static unsigned polls, wake_at;
 static unsigned long wakes;		/* FUTEX_WAKE calls */
 static int64_t fake_ns;			/* the fake clock, when on */
 static unsigned clock_reads;
 static struct swait_head any_heads[2];
+/* Only the thread that set this acts at a poll; others' spins pass. */
+static __thread bool acting;
+static int handler_wakes;		/* the handler also wakes head */
+static volatile sig_atomic_t handled;
+static pid_t child;
+static int second_queued;		/* WAKE_AND_CANCEL's other sleeper */
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	handled++;
+	if (handler_wakes)
+		swait_wake_one(&head);
+}
 
 static void on_poll(const uint32_t *word)
 {
 	(void)word;
-	if (++polls != wake_at)
+	if (!acting || ++polls != wake_at)
 		return;
 	switch (action) {
 	case NONE:
@@ -79,6 +108,24 @@ static void on_poll(const uint32_t *word)
 		break;
 	case WAKE_ANY1:
 		swait_wake_one(&any_heads[1]);
+		break;
+	case RAISE:
+		raise(SIGUSR1);
+		break;
+	case CANCEL_SELF:
+		pthread_cancel(pthread_self());
+		break;
+	case WAKE_AND_CANCEL:
+		/* The other sleeper queues behind us first. */
+		while (!__atomic_load_n(&second_queued, __ATOMIC_ACQUIRE))
+			sched_yield();
+		swait_wake_one(&head);		/* us: the oldest */
+		pthread_cancel(pthread_self());
+		break;
+	case FORK:
+		child = fork();
+		if (child > 0)
+			swait_wake_one(&head);	/* the parent's copy only */
 		break;
 	}
 }
@@ -117,6 +164,11 @@ static int setup(void **state)
 	}
 	swait_head_init(&head);
 	swait_completion_init(&comp);
+	acting = true;
+	handler_wakes = 0;
+	handled = 0;
+	second_queued = 0;
+	TU_SYNC_VAR(second_queued);
 	flag = 0;
 	action = NONE;
 	polls = wake_at = clock_reads = 0;
@@ -349,6 +401,190 @@ static void test_no_spin(void **state)
 	swait_finish(&head, &w);
 }
 
+/*
+ * A handler that runs during the spin ran before the sleep: an
+ * interruptible sleep gives no EINTR for it and sleeps on to its deadline;
+ * a handler that wakes the head there is a wake the spin takes, with no
+ * system call on either side.
+ */
+static void test_handler_during_spin(void **state)
+{
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+	struct sigaction old;
+	struct timespec dl;
+	unsigned long waits;
+
+	(void)state;
+	assert_int_equal(tu_signal_handler(SIGUSR1, on_signal, 0, &old), 0);
+	action = RAISE;
+	wake_at = 3;
+	dl = in_ms(20);
+	swait_prepare(&head, &w);
+	assert_int_equal(swait_sleep(&head, &w, SWAIT_INTERRUPTIBLE,
+				     CLOCK_MONOTONIC, &dl), ETIMEDOUT);
+	assert_int_equal(handled, 1);
+
+	handler_wakes = 1;
+	polls = 0;
+	waits = futex_waits();
+	dl = in_ms(2000);
+	assert_int_equal(swait_sleep(&head, &w, SWAIT_INTERRUPTIBLE,
+				     CLOCK_MONOTONIC, &dl), 0);
+	swait_finish(&head, &w);
+	assert_int_equal(handled, 2);
+	assert_int_equal(polls, 3);	/* seen by that poll's load */
+	assert_int_equal(futex_waits() - waits, 0);
+	assert_int_equal(wakes, 0);
+	assert_int_equal(sigaction(SIGUSR1, &old, NULL), 0);
+	assert_int_equal(swait_head_destroy(&head), 0);
+}
+
+/* A thread that sleeps on head with a poll hook acting; records. */
+struct sleeper {
+	enum action action;
+	int err;		/* swait_sleep()'s, if it returned */
+	bool returned;
+};
+
+static void *spin_sleeper(void *arg)
+{
+	struct sleeper *sl = arg;
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+	struct timespec dl = in_ms(5000);
+
+	acting = sl->action != NONE;
+	if (acting)
+		assert_int_equal(swait_set_spin(1000000, NULL), 0);
+	swait_prepare(&head, &w);
+	if (!acting)
+		__atomic_store_n(&second_queued, 1, __ATOMIC_RELEASE);
+	/* Cancelled, the library's own cleanup finishes w. */
+	sl->err = swait_sleep(&head, &w, 0, CLOCK_MONOTONIC, &dl);
+	sl->returned = true;
+	swait_finish(&head, &w);
+	return NULL;
+}
+
+/*
+ * A cancel that lands during the spin is acted on when the sleep starts:
+ * the thread ends cancelled, its waiter off the queue.
+ */
+static void test_cancel_during_spin(void **state)
+{
+	struct sleeper sl = { CANCEL_SELF, -1, false };
+	pthread_t t;
+	void *res;
+
+	(void)state;
+	action = CANCEL_SELF;
+	wake_at = 3;
+	assert_int_equal(pthread_create(&t, NULL, spin_sleeper, &sl), 0);
+	assert_int_equal(pthread_join(t, &res), 0);
+	assert_ptr_equal(res, PTHREAD_CANCELED);
+	assert_false(sl.returned);
+	assert_true(polls >= 3);
+	assert_false(swait_active(&head));
+	assert_int_equal(swait_head_destroy(&head), 0);
+}
+
+/*
+ * A wake and a cancel at one poll: the spin sees the wake, the cancel is
+ * acted on before the sleep returns it, and the cleanup passes the wake on
+ * to the next sleeper, which must wake (5 s before it would time out).
+ */
+static void test_wake_cancel_passes_on(void **state)
+{
+	struct sleeper a = { WAKE_AND_CANCEL, -1, false };
+	struct sleeper b = { NONE, -1, false };
+	pthread_t ta, tb;
+	void *res;
+
+	(void)state;
+	action = WAKE_AND_CANCEL;
+	wake_at = 3;
+	assert_int_equal(pthread_create(&ta, NULL, spin_sleeper, &a), 0);
+	/* b queues behind a: a's hook waits for that before it wakes. */
+	while (!swait_active(&head))
+		sched_yield();
+	assert_int_equal(pthread_create(&tb, NULL, spin_sleeper, &b), 0);
+	assert_int_equal(pthread_join(ta, &res), 0);
+	assert_int_equal(pthread_join(tb, NULL), 0);
+	assert_true(b.returned);
+	assert_int_equal(b.err, 0);	/* the wake a passed on */
+	if (res != PTHREAD_CANCELED) {
+		/* The cancel was not seen in time: then a took the wake. */
+		assert_true(a.returned);
+		assert_int_equal(a.err, 0);
+		fail_msg("cancel during the spin was not acted on");
+	}
+	assert_int_equal(swait_head_destroy(&head), 0);
+}
+
+/*
+ * fork() during the spin.  The child has the forking thread's waiter and
+ * head (swait(7), FORK: its own, so usable): its copy of the spin finds no
+ * wake, sleeps to its deadline and finishes; the head then works there.
+ * The parent wakes itself from the hook and leaves without a system call.
+ */
+static void test_fork_mid_spin(void **state)
+{
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+	struct timespec dl = in_ms(200);
+	unsigned long waits = futex_waits();
+	int err, status;
+
+	(void)state;
+	action = FORK;
+	wake_at = 3;
+	child = -1;
+	swait_prepare(&head, &w);
+	err = swait_sleep(&head, &w, 0, CLOCK_MONOTONIC, &dl);
+	swait_finish(&head, &w);
+	if (child == 0) {
+		struct swait_waiter w2 = SWAIT_WAITER_INITIALIZER;
+		struct timespec now = { 0, 0 };
+
+		/* Child: no cmocka here; the exit code says what failed. */
+		if (err != ETIMEDOUT)
+			_exit(10);
+		if (swait_active(&head))
+			_exit(11);
+		swait_prepare(&head, &w2);
+		swait_wake_one(&head);
+		if (swait_sleep(&head, &w2, 0, CLOCK_MONOTONIC, &now) != 0)
+			_exit(12);
+		swait_finish(&head, &w2);
+		_exit(swait_head_destroy(&head) == 0 ? 0 : 13);
+	}
+	assert_true(child > 0);
+	assert_int_equal(err, 0);
+	assert_int_equal(futex_waits() - waits, 0);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(swait_head_destroy(&head), 0);
+}
+
+/* PI heads spin too, and a wake seen there costs no system call. */
+static void test_pi_head_spins(void **state)
+{
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+	unsigned long waits = futex_waits();
+	struct timespec dl = in_ms(2000);
+
+	(void)state;
+	swait_head_init_pi(&head);
+	action = WAKE_ONE;
+	wake_at = 5;
+	swait_prepare(&head, &w);
+	assert_int_equal(swait_sleep(&head, &w, 0, CLOCK_MONOTONIC, &dl), 0);
+	swait_finish(&head, &w);
+	assert_int_equal(polls, 5);
+	assert_int_equal(futex_waits() - waits, 0);
+	assert_int_equal(wakes, 0);
+	assert_int_equal(swait_head_destroy(&head), 0);
+}
+
 static void test_set_spin(void **state)
 {
 	long old = 7;
@@ -406,6 +642,7 @@ static void *rt_pinned(void *arg)
 	struct sched_param fifo = { .sched_priority = 1 }, other = { 0 };
 	cpu_set_t one;
 
+	acting = true;		/* count this thread's polls */
 	CPU_ZERO(&one);
 	CPU_SET(sched_getcpu(), &one);
 	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
@@ -463,6 +700,16 @@ int main(int argc, char **argv)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_spin,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_handler_during_spin,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cancel_during_spin,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wake_cancel_passes_on,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fork_mid_spin, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_pi_head_spins, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_set_spin,
 						setup, teardown),
 		cmocka_unit_test(test_default),
