@@ -98,14 +98,46 @@ static void swait_post(struct chan *c)
 	swait_wake_one(&c->head);
 }
 
+/*
+ * swait-nospin: the same code with the thread's spin cap at 0, so that a
+ * run shows what the spin before a sleep buys and costs side by side.  A
+ * thread that ran it gets its default back before it runs "swait" (trial
+ * threads are fresh, but the main thread may wait too).
+ */
+static _Thread_local bool tl_nospin;
+
+static void spin_as(bool nospin)
+{
+	if (tl_nospin == nospin)
+		return;
+	if (swait_set_spin(nospin ? 0 : SWAIT_SPIN_DEFAULT, NULL) != 0)
+		die("swait_set_spin failed");
+	tl_nospin = nospin;
+}
+
 static void swait_wait(struct chan *c)
 {
+	spin_as(false);
 	swait_event(&c->head, take(&c->count));
 }
 
 static int swait_timedwait(struct chan *c, clockid_t clock,
 			   const struct timespec *dl)
 {
+	spin_as(false);
+	return swait_event_timeout(&c->head, take(&c->count), clock, dl);
+}
+
+static void nospin_wait(struct chan *c)
+{
+	spin_as(true);
+	swait_event(&c->head, take(&c->count));
+}
+
+static int nospin_timedwait(struct chan *c, clockid_t clock,
+			    const struct timespec *dl)
+{
+	spin_as(true);
 	return swait_event_timeout(&c->head, take(&c->count), clock, dl);
 }
 
@@ -391,6 +423,12 @@ const struct mech mechs[] = {
 	  .setup = swait_setup, .teardown = swait_teardown,
 	  .post = swait_post, .wait = swait_wait,
 	  .timedwait = swait_timedwait },
+	{ .name = "swait-nospin",
+	  .desc = "swait with the spin before a sleep turned off (cap 0)",
+	  .flags = MF_HANDOFF | MF_TIMED,
+	  .setup = swait_setup, .teardown = swait_teardown,
+	  .post = swait_post, .wait = nospin_wait,
+	  .timedwait = nospin_timedwait },
 	{ .name = "completion",
 	  .desc = "swait_complete() / swait_completion_wait()",
 	  .flags = MF_HANDOFF | MF_TIMED,

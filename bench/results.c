@@ -734,6 +734,12 @@ static void print_goals(FILE *f, const struct row *r, size_t n)
 		{ "pingpong", "round_trip", "", "completion", "atomic",
 		  1.10, "pingpong split: completion / std::atomic (median)",
 		  true, "split" },
+		/* What the spin costs where it cannot help (issue 22). */
+		{ "pingpong", "round_trip", "", "swait", "swait-nospin", 1.03,
+		  "pingpong: swait / swait-nospin (median)", true, NULL },
+		{ "latency", "one_way", "", "swait", "swait-nospin", 1.05,
+		  "latency split: swait / swait-nospin (median)", true,
+		  "split" },
 		{ "nowaiter", "wake_call", "", "swait", "atomic", 1.00,
 		  "nowaiter: swait_wake_one / atomic notify_one (median)",
 		  true, NULL },
