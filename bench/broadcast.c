@@ -78,6 +78,16 @@ static void swait_bwake(struct bc *b, uint32_t r)
 	swait_wake_all(&b->head);
 }
 
+/* Waiter threads are a trial's own: the cap stays 0 for the trial. */
+static void nospin_bwait(struct bc *b, uint32_t r)
+{
+	static _Thread_local bool off;
+
+	if (!off && swait_set_spin(0, NULL) == 0)
+		off = true;
+	swait_bwait(b, r);
+}
+
 static void cond_bwait(struct bc *b, uint32_t r)
 {
 	pthread_mutex_lock(&b->mu);
@@ -137,6 +147,7 @@ static void peer_bwake(struct bc *b, uint32_t r)
 
 static const struct bc_mech bc_mechs[] = {
 	{ .name = "swait", .wait = swait_bwait, .wake = swait_bwake },
+	{ .name = "swait-nospin", .wait = nospin_bwait, .wake = swait_bwake },
 	{ .name = "cond", .wait = cond_bwait, .wake = cond_bwake },
 	{ .name = "swait-cond", .wait = scond_bwait, .wake = scond_bwake },
 	{ .name = "futex", .wait = futex_bwait, .wake = futex_bwake },

@@ -125,7 +125,9 @@
  *  armv8-a; LSE atomics replace the exclusive pairs where available), and
  *  what breaks if it is made weaker, for a reviewer on ARM:
  *
- *   O1  the two __atomic_thread_fence(SEQ_CST) are DMB ISH: a full barrier
+ *   O1  the two full fences (swait_full_fence(), lib/internal.h: the
+ *       compiler's SEQ_CST fence there, a locked OR of a stack word on
+ *       x86) are DMB ISH: a full barrier
  *       that orders the earlier store (the enqueue's list stores and the
  *       unlock's STLR; the caller's store of cond) before the later load
  *       (LDR of cond; LDR of head->list.next).  ARMv8 is
@@ -355,7 +357,7 @@ static void prepare(struct swait_head *h, struct swait_waiter *w,
 	 * orders earlier accesses before the store, not the store before
 	 * later loads.
 	 */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	swait_full_fence();
 }
 
 SWAIT_EXPORT void swait_prepare(struct swait_head *h, struct swait_waiter *w)
@@ -611,7 +613,7 @@ SWAIT_EXPORT bool swait_active(const struct swait_head *h)
 SWAIT_EXPORT bool swait_has_sleeper(struct swait_head *h)
 {
 	/* O1: the caller's store before the peek, as in the wakes. */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	swait_full_fence();
 	return !list_empty(&h->list);
 }
 
