@@ -31,10 +31,10 @@
  *     on it (its lock may be held; a wake could select a waiter whose
  *     thread is gone).  PI heads work in all three kinds of child.
  *
- * <swait.h> is a POSIX header: it uses clockid_t and CLOCK_MONOTONIC from
- * <time.h>, so a strict ISO C compilation (-std=c99, -std=c11) must define
- * _POSIX_C_SOURCE to 200809L or more (or _GNU_SOURCE), as for <pthread.h>.
- * The gnu* language modes need nothing.
+ * <swait.h> needs no feature test macro: it compiles in the strict ISO
+ * modes (-std=c99, c11, c17 with -pedantic) and as C++11 and later, as
+ * <pthread.h> does.  What it uses of POSIX it gets from POSIX headers that
+ * declare it in every mode (see the includes below).
  *
  * Use the event macros (swait_event*) and completions in ordinary code; the
  * low-level calls (swait_prepare, swait_sleep, swait_finish) are the
@@ -85,7 +85,8 @@
  * on a thread whose cap is 0, in a process that may run on one CPU only
  * (no waker could run meanwhile), on the process default in a SCHED_FIFO
  * or SCHED_RR thread pinned to one CPU (a waker on that CPU could not
- * run; such a thread opts in with a cap of its own), and after spins that found nothing (a
+ * run; such a thread opts in with a cap of its own), in a waiter queued
+ * behind another (the next wake_one is not its), and after spins that found nothing (a
  * thread whose spins keep failing skips up to 1,023 sleeps in 1,024).
  * The price is CPU time: at most the cap per sleep, about cap/1024 per
  * sleep for a thread whose spins never succeed (waits that are long, or
@@ -176,7 +177,24 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
+
+/*
+ * Strict ISO C without feature test macros: <time.h> then declares neither
+ * clockid_t nor CLOCK_MONOTONIC, which POSIX puts under _POSIX_C_SOURCE.
+ * <sys/types.h> defines clockid_t whatever the mode, in glibc and musl
+ * alike (POSIX makes it that header's type; <pthread.h> uses it, and
+ * glibc's spells it __clockid_t).  The two clocks the API accepts are the
+ * Linux kernel's ABI numbers, which every Linux C library uses: defined
+ * here only where the C library left them out, to the same values.
+ */
+#ifndef CLOCK_REALTIME
+#define CLOCK_REALTIME 0
+#endif
+#ifndef CLOCK_MONOTONIC
+#define CLOCK_MONOTONIC 1
+#endif
 
 /*
  * time_t is 64 bits in every libswait build (deadlines past 2038): on a

@@ -248,6 +248,13 @@ SWAIT_EXPORT int swait_wait_any(struct swait_head *const heads[], unsigned n,
 		    SWAIT_GROUP,
 		    "swait_wait_any: waiters[] was not prepared with "
 		    "swait_prepare_any() [heads, waiters]", heads, ws, NULL);
+	/* S6 (lib/spin.c): spin only if first on a head (unlocked peeks). */
+	ctx.flags |= SWAIT_NOSPIN;
+	for (unsigned i = 0; i < n; i++)
+		if (list_is_first(&heads[i]->list, &ws[i].link)) {
+			ctx.flags = flags;
+			break;
+		}
 	swait_trace2(wait_start, heads[0], ws);
 	err = wait_any_cancellable(&ctx);
 	swait_trace3(wait_end, heads[0], ws,

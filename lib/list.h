@@ -56,6 +56,16 @@ static inline bool list_empty(const struct swait_list *anchor)
 	return n == NULL || n == anchor;
 }
 
+/*
+ * Safe without the lock, as list_empty(): whether l is anchor's first
+ * node.  Only a hint when read unlocked (the answer may change at once).
+ */
+static inline bool list_is_first(const struct swait_list *anchor,
+				 const struct swait_list *l)
+{
+	return __atomic_load_n(&anchor->next, __ATOMIC_RELAXED) == l;
+}
+
 static inline void list_add_tail(struct swait_list *anchor,
 				 struct swait_list *l)
 {

@@ -60,6 +60,15 @@
  *      whose wakers run elsewhere opts in with its own swait_set_spin()
  *      cap; only the process default is withheld.
  *
+ *  S6. Only the waiter at the front of its queue spins (the caller checks,
+ *      with an unlocked peek at the head's first node: a hint, and any
+ *      answer is safe).  wake_one and complete wake the oldest waiter, so
+ *      one behind another is not woken by the next of them, and a crowd
+ *      that re-sleeps after a wake_all (a broadcast head's waiters, more
+ *      of them than CPUs) would otherwise each burn the cap on the CPUs
+ *      the rest of the crowd needs to run: one spins at a time instead.
+ *      swait_wait_any() spins when it is first on any of its heads.
+ *
  * The state is thread-local (initial-exec TLS, lib/internal.h), touched
  * only by the thread's own sleeps and swait_set_spin().
  */

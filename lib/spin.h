@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * spin.h - the bounded poll of a waiter's own word before it announces a
- * sleep (lib/spin.c has the rules, S1-S5).  The queue knows nothing of
+ * sleep (lib/spin.c has the rules, S1-S6).  The queue knows nothing of
  * spinning: lib/swait.c and lib/any.c call swait_spin() between their
  * prepare and their announce, which is a delay every protocol rule already
  * allows there.

@@ -408,8 +408,11 @@ static int sleep_announced(struct swait_head *h, struct swait_waiter *w,
 
 	/*
 	 * S1 (lib/spin.c): poll our word for a while first.  A wake seen
-	 * here is taken as a failed announce takes it, below.
+	 * here is taken as a failed announce takes it, below.  S6: only
+	 * from the front of the queue (an unlocked peek: a hint).
 	 */
+	if (!list_is_first(&h->list, &w->link))
+		flags |= SWAIT_NOSPIN;
 	s = swait_spin(&w->state, ~0u, SWAIT_QUEUED, flags, clock, deadline);
 	/*
 	 * O2: announce.  Acquire on failure: a WOKEN_* we read publishes the

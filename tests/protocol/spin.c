@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * spin.c - the spin before a sleep (lib/spin.c S1-S5), deterministically.
+ * spin.c - the spin before a sleep (lib/spin.c S1-S6), deterministically.
  *
  * A test hook runs at every poll of a spin, and another replaces the spin's
  * clock, so that no case depends on timing:
@@ -25,6 +25,8 @@
  *    and with a wake at the same poll the wake is passed on to the next
  *    sleeper; fork() during the spin leaves the child a head it can use
  *    and the parent its wake; PI heads spin as plain ones;
+ *  - a waiter queued behind another does not spin, and does once it is
+ *    first (S6);
  *  - swait_set_spin() range checks, and the environment's default
  *    (run again by meson with SWAIT_SPIN_NS set: argv[1] is the cap to
  *    expect).
@@ -585,6 +587,38 @@ static void test_pi_head_spins(void **state)
 	assert_int_equal(swait_head_destroy(&head), 0);
 }
 
+/*
+ * S6: a waiter behind another does not spin (the next wake_one is not
+ * its); once it is first, it does.  The one in front sleeps in a thread
+ * of its own, without the poll hook acting there.
+ */
+static void test_only_front_spins(void **state)
+{
+	struct sleeper front = { NONE, -1, false };
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+	struct timespec dl;
+	pthread_t t;
+
+	(void)state;
+	assert_int_equal(pthread_create(&t, NULL, spin_sleeper, &front), 0);
+	while (!__atomic_load_n(&second_queued, __ATOMIC_ACQUIRE))
+		sched_yield();		/* front is queued */
+	swait_prepare(&head, &w);
+	dl = in_ms(20);
+	assert_int_equal(swait_sleep(&head, &w, 0, CLOCK_MONOTONIC, &dl),
+			 ETIMEDOUT);
+	assert_int_equal(polls, 0);		/* behind: no spin */
+	swait_wake_one(&head);			/* front's */
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(front.err, 0);
+	dl = in_ms(20);
+	assert_int_equal(swait_sleep(&head, &w, 0, CLOCK_MONOTONIC, &dl),
+			 ETIMEDOUT);
+	swait_finish(&head, &w);
+	assert_true(polls > 0);			/* first now: it spins */
+	assert_int_equal(swait_head_destroy(&head), 0);
+}
+
 static void test_set_spin(void **state)
 {
 	long old = 7;
@@ -709,6 +743,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_fork_mid_spin, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_pi_head_spins, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_only_front_spins, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_set_spin,
 						setup, teardown),
