@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * annotate.h - teach Helgrind and DRD what the protocol synchronises with.
+ * annotate.h - teach Helgrind, DRD and ThreadSanitizer what the protocol
+ * synchronises with.
  *
  * Both tools understand pthread objects, not atomics or futexes, so without
  * help every access to the lock word and to a waiter's futex word looks like
@@ -33,11 +34,26 @@
  *  - The waker's exchange to WOKEN_* happens before the woken thread's return
  *    (O3): a happens-before arc on the word's address.
  *
- * ThreadSanitizer needs none of this: it models the __atomic builtins.  It
- * does not model stand-alone fences, but the protocol's fences only order
- * the Dekker pair of O1 (a lost-wakeup property, not a data race), and every
- * data access the library makes is ordered by the lock or by the release/
- * acquire pair of O3, which TSan sees.
+ * ThreadSanitizer: a program built with -fsanitize=thread against the
+ * default (uninstrumented) library sees none of the library's atomics, so
+ * plain data handed over by a wake or a completion looked racy to it.  The
+ * same arcs are therefore also said in TSan's own interface,
+ * __tsan_release(addr) before the releasing store and __tsan_acquire(addr)
+ * after the acquiring load, on the same addresses as above.  Active only in
+ * a program that runs under TSan: the two functions are weak references,
+ * bound at load time to the TSan runtime the program brought, and null
+ * otherwise; natively the cost is one load of the GOT entry and one
+ * predictable branch per annotation (README, "Using the library", has the
+ * callgrind counts).  The lock-word and waiter-word exemptions have no TSan
+ * counterpart: TSan does not see an uninstrumented library's accesses.
+ *
+ * A library built with TSan itself (-Db_sanitize=thread) gets none of the
+ * TSan calls: there TSan models the __atomic builtins, and extra arcs would
+ * hide an ordering bug of the library's own atomics.  It does not model
+ * stand-alone fences, but the protocol's fences only order the Dekker pair
+ * of O1 (a lost-wakeup property, not a data race), and every data access
+ * the library makes is ordered by the lock or by the release/acquire pair
+ * of O3, which TSan sees.
  */
 #ifndef SWAIT_ANNOTATE_H
 #define SWAIT_ANNOTATE_H
@@ -50,10 +66,8 @@
 #include <valgrind/helgrind.h>
 #include <valgrind/drd.h>
 
-#define swait_ann_lock_acquired(l)	ANNOTATE_HAPPENS_AFTER(l)
-#define swait_ann_lock_released(l)	ANNOTATE_HAPPENS_BEFORE(l)
-#define swait_ann_happens_before(a)	ANNOTATE_HAPPENS_BEFORE(a)
-#define swait_ann_happens_after(a)	ANNOTATE_HAPPENS_AFTER(a)
+#define swait_vg_happens_before(a)	ANNOTATE_HAPPENS_BEFORE(a)
+#define swait_vg_happens_after(a)	ANNOTATE_HAPPENS_AFTER(a)
 #define swait_ann_sync_word(a, n)					\
 	do {								\
 		VALGRIND_HG_DISABLE_CHECKING((a), (n));			\
@@ -82,12 +96,75 @@
 			(a), sizeof(*(a)), 0, 0, 0);			\
 	} while (0)
 #else
-#define swait_ann_lock_acquired(l)	((void)(l))
-#define swait_ann_lock_released(l)	((void)(l))
-#define swait_ann_happens_before(a)	((void)(a))
-#define swait_ann_happens_after(a)	((void)(a))
+#define swait_vg_happens_before(a)	((void)(a))
+#define swait_vg_happens_after(a)	((void)(a))
 #define swait_ann_sync_word(a, n)	((void)(a), (void)(n))
 #define swait_ann_idle_word(a)		((void)(a))
 #endif
+
+/*
+ * SWAIT_TSAN_HOOKS: 1 where the weak references work (GCC or Clang, ELF)
+ * and the library is not itself built with TSan.
+ */
+#ifndef SWAIT_TSAN_HOOKS
+#if defined(__SANITIZE_THREAD__)
+#define SWAIT_TSAN_HOOKS 0
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SWAIT_TSAN_HOOKS 0
+#endif
+#endif
+#endif
+#ifndef SWAIT_TSAN_HOOKS
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__ELF__)
+#define SWAIT_TSAN_HOOKS 1
+#else
+#define SWAIT_TSAN_HOOKS 0
+#endif
+#endif
+
+#if SWAIT_TSAN_HOOKS
+/*
+ * The TSan runtime's interface (<sanitizer/tsan_interface.h>, which is
+ * not installed everywhere, so declared here with its exact prototypes).
+ * Weak and undefined in libswait.so: no DT_NEEDED, resolved by the
+ * dynamic linker to the runtime a -fsanitize=thread program loads, and
+ * null in every other program.  The branch on the address is the whole
+ * native cost.
+ */
+extern void __tsan_acquire(void *addr) __attribute__((weak));
+extern void __tsan_release(void *addr) __attribute__((weak));
+
+#define swait_tsan_acquire(a)						\
+	do {								\
+		if (__builtin_expect(__tsan_acquire != 0, 0))		\
+			__tsan_acquire((void *)(a));			\
+	} while (0)
+#define swait_tsan_release(a)						\
+	do {								\
+		if (__builtin_expect(__tsan_release != 0, 0))		\
+			__tsan_release((void *)(a));			\
+	} while (0)
+#else
+#define swait_tsan_acquire(a)	((void)(a))
+#define swait_tsan_release(a)	((void)(a))
+#endif
+
+/*
+ * The arcs, for every tool at once.  Each is sent before the releasing
+ * store and received after the acquiring load or CAS it annotates.
+ */
+#define swait_ann_happens_before(a)					\
+	do {								\
+		swait_vg_happens_before(a);				\
+		swait_tsan_release(a);					\
+	} while (0)
+#define swait_ann_happens_after(a)					\
+	do {								\
+		swait_vg_happens_after(a);				\
+		swait_tsan_acquire(a);					\
+	} while (0)
+#define swait_ann_lock_released(l)	swait_ann_happens_before(l)
+#define swait_ann_lock_acquired(l)	swait_ann_happens_after(l)
 
 #endif /* SWAIT_ANNOTATE_H */
