@@ -11,8 +11,17 @@
 #   4. the same Meson project, libswait installed  (pkg-config)
 #   5. a CMake project, find_package(swait)        (swait::swait, _static),
 #      from the prefix moved elsewhere (the config is relocatable)
-#   6. a race-free program under Helgrind and DRD, default options, against
-#      the default install (annotations on wherever Valgrind's headers are)
+#   6. race-free programs (README's first example among them) under
+#      Helgrind and DRD, default options, against the default install
+#      (annotations on wherever Valgrind's headers are)
+#   7. strict ISO C and C++: the public headers with no feature test macro,
+#      -std=c99/c11/c17 -pedantic-errors and C++11 to C++23 (pkg-config),
+#      C_EXTENSIONS OFF (CMake, in 5)
+#   8. ThreadSanitizer: consumers built with -fsanitize=thread against the
+#      default (uninstrumented) install report nothing; the same binary
+#      against a library without the TSan calls must report races
+#   9. README's first example with README's own commands for a prefix of
+#      one's own: PKG_CONFIG_PATH and an rpath, no LD_LIBRARY_PATH
 # Each consumer (tests/install/consumers/) sleeps on a head until another
 # thread wakes it, then waits on a completion.
 #
@@ -149,6 +158,41 @@ step "pkg-config: cc consumer.c (shared)" \
 	-o consumer-pc "$cons/consumer.c" $cflags $libs
 run_linked "pkg-config shared" ./consumer-pc
 
+# --- 7: strict ISO C and C++, no feature test macro ---------------------
+# strict.c defines none; <swait.h> must supply what it uses of POSIX.
+# <swait/kernel.h> is for kernel code, which is GNU C (-std=gnu11, empty
+# structs, statement expressions): it is checked in the gnu modes without
+# -pedantic, and in C++ (it also calls clock_gettime(), which strict ISO C
+# hides).
+for std in c99 c11 c17; do
+	# shellcheck disable=SC2086
+	step "strict: cc -std=$std -pedantic-errors strict.c" \
+		"$CC" -std=$std -Wall -Wextra -pedantic-errors -Werror -pthread \
+		-o strict-$std "$cons/strict.c" $cflags $libs
+	run_linked "strict $std" ./strict-$std
+done
+printf '#include <swait/kernel.h>\nint main(void) { return 0; }\n' > kernel.c
+for std in gnu99 gnu11 gnu17; do
+	# shellcheck disable=SC2086
+	step "gnu: cc -std=$std <swait/kernel.h>" \
+		"$CC" -std=$std -Wall -Wextra -Werror -fsyntax-only kernel.c \
+		$cflags
+done
+if $have_cxx; then
+	for std in c++11 c++14 c++17 c++20 c++23; do
+		# shellcheck disable=SC2086
+		step "strict: c++ -std=$std -pedantic-errors strict.c" \
+			"$CXX" -std=$std -Wall -Wextra -pedantic-errors -Werror \
+			-pthread -o strict-$std -x c++ "$cons/strict.c" \
+			-x none $cflags $libs
+		run_linked "strict $std" ./strict-$std
+		# shellcheck disable=SC2086
+		step "c++ -std=$std <swait/kernel.h>" \
+			"$CXX" -std=$std -Wall -Wextra -Werror -fsyntax-only \
+			-x c++ kernel.c $cflags
+	done
+fi
+
 # -static links everything statically, so the link proves that
 # pkg-config --static names all that libswait.a needs.
 # shellcheck disable=SC2086
@@ -189,21 +233,79 @@ if command -v valgrind >/dev/null 2>&1; then
 	step "pkg-config: cc consumer_vg.c" \
 		"$CC" -std=c11 -Wall -Wextra -pedantic-errors -Werror -pthread \
 		-g -o consumer-vg "$cons/consumer_vg.c" $cflags $libs
-	for tool in helgrind drd; do
-		if ! env LD_LIBRARY_PATH="$libdir" valgrind --tool=$tool \
-			--error-exitcode=66 ./consumer-vg >"$log" 2>&1; then
-			if grep -q 'libswait' "$log"; then
-				echo "FAIL: $tool reports from inside libswait:" >&2
-			else
-				echo "FAIL: $tool reports on consumer_vg:" >&2
+	# shellcheck disable=SC2086
+	step "pkg-config: cc examples/first.c (README's first example)" \
+		"$CC" -std=c11 -Wall -Wextra -pedantic-errors -Werror -pthread \
+		-g -o first-vg "$src/examples/first.c" $cflags $libs
+	for prog in consumer-vg first-vg; do
+		for tool in helgrind drd; do
+			if ! env LD_LIBRARY_PATH="$libdir" valgrind --tool=$tool \
+				--error-exitcode=66 ./$prog >"$log" 2>&1; then
+				if grep -q 'libswait' "$log"; then
+					echo "FAIL: $tool reports from inside libswait:" >&2
+				else
+					echo "FAIL: $tool reports on $prog:" >&2
+				fi
+				sed 's/^/  | /' "$log" | tail -n 60 >&2
+				exit 1
 			fi
-			sed 's/^/  | /' "$log" | tail -n 60 >&2
-			exit 1
-		fi
-		echo "ok:   $tool: no report on consumer_vg (default install)"
+			echo "ok:   $tool: no report on $prog (default install)"
+		done
 	done
 else
 	skip "Helgrind/DRD consumer: valgrind not found"
+fi
+
+# --- 8: ThreadSanitizer consumers of the default install ----------------
+# Built with -fsanitize=thread against the installed, uninstrumented
+# library: TSan sees none of its atomics, only the __tsan_release/
+# __tsan_acquire calls the library makes when the program brought the TSan
+# runtime (lib/annotate.h).  consumer_tsan.c hands plain data over by
+# completions and swait_wait_any alone; consumer_vg.c keeps its state under
+# a mutex (swait_event_mutex) and completes a completion on main's stack;
+# first.c is README's example.  Any report fails.
+# tsan_run WHAT BINARY LIBDIR: BINARY against LIBDIR's libswait.so.0; the
+# report, if any, is left in $log.
+tsan_run() {
+	env LD_LIBRARY_PATH="$3" TSAN_OPTIONS="halt_on_error=0 exitcode=66" \
+		"$2" >"$log" 2>&1
+}
+printf 'int main(void) { return 0; }\n' > tsan-probe.c
+if "$CC" -fsanitize=thread -o tsan-probe tsan-probe.c >/dev/null 2>&1 &&
+	./tsan-probe >/dev/null 2>&1; then
+	for prog in "$cons/consumer_tsan.c" "$cons/consumer_vg.c" \
+		    "$src/examples/first.c"; do
+		name=$(basename "$prog" .c)
+		# shellcheck disable=SC2086
+		step "tsan: cc -fsanitize=thread $name.c" \
+			"$CC" -std=c11 -Wall -Wextra -Werror -pthread -g -O1 \
+			-fsanitize=thread -o "tsan-$name" "$prog" $cflags $libs
+		if ! tsan_run "$name" "./tsan-$name" "$libdir" ||
+			grep -q 'ThreadSanitizer' "$log"; then
+			echo "FAIL: ThreadSanitizer reports on $name.c against the default install:" >&2
+			sed 's/^/  | /' "$log" | tail -n 60 >&2
+			exit 1
+		fi
+		echo "ok:   tsan: no report on $name.c (default install)"
+	done
+	# The control: the same consumer_tsan binary, with the library built
+	# without the TSan calls, must be reported (else the test above
+	# proves nothing).
+	step "tsan control: libswait without the TSan calls" \
+		"$meson" configure "$tmp/lib-build" -Dc_args=-DSWAIT_TSAN_HOOKS=0
+	step "tsan control: build" ninja -C "$tmp/lib-build"
+	if tsan_run consumer_tsan ./tsan-consumer_tsan "$tmp/lib-build/lib" ||
+		! grep -q 'WARNING: ThreadSanitizer: data race' "$log"; then
+		echo "FAIL: tsan control: no race reported without the library's TSan calls:" >&2
+		sed 's/^/  | /' "$log" | tail -n 30 >&2
+		exit 1
+	fi
+	echo "ok:   tsan control: $(grep -c 'WARNING: ThreadSanitizer' "$log") races reported without the TSan calls"
+	step "tsan control: back to the default library" \
+		"$meson" configure "$tmp/lib-build" -Dc_args=
+	step "tsan control: rebuild" ninja -C "$tmp/lib-build"
+else
+	skip "ThreadSanitizer consumers: $CC -fsanitize=thread does not build or run (Debian: libtsan in gcc)"
 fi
 
 if $have_cxx; then
@@ -260,6 +362,26 @@ if $have_cxx; then
 		"$tmp/minst-build/consumer-cxx"
 fi
 
+# --- 9: README's first example, README's commands for a prefix of one's own
+# The library's build reconfigured as README says (prefix, libdir=lib),
+# installed, and the example built with PKG_CONFIG_PATH and the rpath
+# README prints; it runs with no LD_LIBRARY_PATH.
+home=$tmp/home
+step "README: meson configure -Dprefix=\$HOME/swait -Dlibdir=lib" \
+	"$meson" configure "$tmp/lib-build" -Dprefix="$home/swait" -Dlibdir=lib
+step "README: meson install" "$meson" install -C "$tmp/lib-build"
+cp "$src/examples/first.c" example.c
+step "README: cc example.c with PKG_CONFIG_PATH and -Wl,-rpath" \
+	env PKG_CONFIG_PATH="$home/swait/lib/pkgconfig" sh -c \
+	'cc example.c -o example $(pkg-config --cflags --libs swait) -Wl,-rpath,$(pkg-config --variable=libdir swait)'
+step "README: ./example prints worker: go" \
+	sh -c "env -u LD_LIBRARY_PATH ./example | grep -qx 'worker: go'"
+found=$(env -u LD_LIBRARY_PATH ldd ./example |
+	sed -n 's/.*libswait\.so\.0 => \([^ ]*\).*/\1/p')
+[ "$found" = "$home/swait/lib/libswait.so.0" ] ||
+	fail "README: the example found libswait.so.0 at '$found'"
+echo "ok:   README: the example runs on $found"
+
 # --- 5: CMake -----------------------------------------------------------
 # The package config computes its paths from its own location, so it must
 # work from a moved prefix (a packager's DESTDIR staging tree).  swait.pc
@@ -270,7 +392,8 @@ libdir=$prefix${libdir#"$tmp/prefix"}
 if command -v cmake >/dev/null 2>&1; then
 	mkdir "$tmp/cm"
 	cp "$cons/cmake/CMakeLists.txt" "$cons/consumer.c" \
-		"$cons/consumer.cpp" "$tmp/cm"
+		"$cons/consumer.cpp" "$cons/strict.c" "$tmp/cm"
+	cp "$cons/strict.c" "$tmp/cm/strict.cpp"
 	step "cmake: configure with find_package(swait)" \
 		cmake -S "$tmp/cm" -B "$tmp/cm-build" \
 		-DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release
@@ -280,8 +403,19 @@ $(cat "$log")"
 	step "cmake: build" cmake --build "$tmp/cm-build"
 	run_linked "cmake swait::swait" "$tmp/cm-build/consumer"
 	run_static "cmake swait::swait_static" "$tmp/cm-build/consumer-static"
+	# C_EXTENSIONS OFF: CMake must have said -std=c99, not -std=gnu99.
+	grep -q -- '-std=c99' "$tmp/cm-build/CMakeFiles/strict-c99.dir/flags.make" ||
+		fail "cmake: strict-c99 was not built with -std=c99"
+	for std in 99 11 17; do
+		run_linked "cmake strict C$std, C_EXTENSIONS OFF" \
+			"$tmp/cm-build/strict-c$std"
+	done
 	if $have_cxx; then
 		run_linked "cmake C++" "$tmp/cm-build/consumer-cxx"
+		for std in 11 14 17 20 23; do
+			run_linked "cmake strict C++$std, CXX_EXTENSIONS OFF" \
+				"$tmp/cm-build/strict-cxx$std"
+		done
 	fi
 else
 	skip "CMake consumer: cmake not found (apt-get install cmake)"
