@@ -160,7 +160,9 @@
  * wakeups, allowed).  One bound remains, on how many completes may be
  * pending on one hold of a completion's lock (16,777,215; 2,047 on a PI
  * head, see swait(7), Limits): a handler that finds that many waits for
- * the holder to take them.  The other calls are not async-signal-safe.
+ * the holder to take them.  swait_active() and swait_has_sleeper() are
+ * async-signal-safe too (a load, and a barrier: no lock, no system call).
+ * The other calls are not async-signal-safe.
  * pthread_cond_signal() makes no such promise.
  *
  * Errors are returned as positive errno values (pthread style); errno is
@@ -400,6 +402,7 @@ void swait_wake_all(struct swait_head *head) SWAIT_NONNULL(1);
 /*
  * Whether a waiter is queued: a lockless peek with no barrier, as in the
  * kernel.  Only a hint unless the caller orders it (see swait_has_sleeper).
+ * Async-signal-safe.
  */
 bool swait_active(const struct swait_head *head) SWAIT_NONNULL(1);
 
@@ -407,6 +410,7 @@ bool swait_active(const struct swait_head *head) SWAIT_NONNULL(1);
  * A full memory barrier, then swait_active(): the kernel's
  * swq_has_sleeper().  A waker that stored its condition and then sees false
  * may skip the wake: any waiter queued later will see the condition.
+ * Async-signal-safe.
  */
 bool swait_has_sleeper(struct swait_head *head) SWAIT_NONNULL(1);
 
@@ -861,11 +865,93 @@ int swait_completion_wait_timeout(struct swait_completion *c, clockid_t clock,
 int swait_completion_wait_interruptible(struct swait_completion *c)
 	SWAIT_NONNULL(1);
 
+/*
+ * As swait_completion_wait_timeout(), with a relative timeout: ns
+ * nanoseconds from now on CLOCK_MONOTONIC (immune to changes of the wall
+ * clock).  Named after C++'s condition_variable::wait_for (a duration),
+ * since _timeout here already means an absolute deadline (the kernel's
+ * wait_for_completion_timeout() takes a relative count of jiffies and
+ * returns what is left, which <swait/kernel.h> keeps).  Returns 0 with an event consumed,
+ * ETIMEDOUT when ns passed first, or EINVAL for a negative ns (nothing
+ * consumed).  ns == 0 is a poll: 0 exactly when an event is posted.
+ */
+int swait_completion_wait_for(struct swait_completion *c, int64_t ns)
+	SWAIT_NONNULL(1);
+
 /* Consume one event if there is one, without blocking. */
 bool swait_completion_try_wait(struct swait_completion *c) SWAIT_NONNULL(1);
 
 /* Whether an event is posted (none is consumed).  Never blocks. */
 bool swait_completion_done(struct swait_completion *c) SWAIT_NONNULL(1);
+
+/*
+ * swait_wait_any() with completions among the heads: a daemon waits for
+ * work and for its shutdown completion in one wait.  A completion takes
+ * part through its head, heads[i] = &c->wait, and bit i of completions
+ * says that heads[i] is a completion's (completions has no bit at or
+ * above n).  The loop is swait_wait_any()'s, with this call in its place:
+ *
+ *	struct swait_head *heads[2] = { &work, &stop.wait };
+ *	...
+ *	for (;;) {
+ *		swait_prepare_any(heads, 2, w);
+ *		if (have_work())
+ *			break;
+ *		err = swait_completion_wait_any(heads, 2, w, 1u << 1, 0,
+ *						CLOCK_MONOTONIC, NULL, &which);
+ *		if (err != 0 || which == 1)
+ *			break;	(ETIMEDOUT, EINTR; or stop's event)
+ *	}
+ *	swait_finish_any(heads, 2, w);
+ *
+ * A completion member is what swait_completion_wait() would be: before it
+ * sleeps, the call takes an event from each completion member in index
+ * order (swait_completion_try_wait()), so an event posted earlier, or a
+ * swait_complete_all() (done for ever), ends the call at once; after a
+ * wake that swait_wait_any() reports on a completion member, it takes
+ * that member's event.  Exactly one event of heads[*which]'s completion
+ * is consumed when the call returns 0 with *which naming a completion
+ * member, and none otherwise: not on a return naming an ordinary head,
+ * nor on ETIMEDOUT or EINTR.  An event whose wake reached this group but
+ * was not reported stays posted, and its wake is passed on to the next
+ * waiter of that completion by swait_prepare_any() or swait_finish_any()
+ * (G5 in lib/any.c), as every unreported wake_one is: no event is lost.
+ *
+ * Returns
+ *   0		*which < n: heads[*which]'s wake ended the wait (the lowest
+ *		index if several did); a completion member's event is
+ *		consumed.  *which == n: a spurious return, nothing consumed:
+ *		a completion's wake came, but another thread took its event
+ *		first.  Spurious returns naming an ordinary head are allowed,
+ *		as from swait_wait_any(): re-check its condition.
+ *   ETIMEDOUT, EINTR
+ *		as swait_wait_any(); no event was posted on any completion
+ *		member when the call gave up (it checks them one last time).
+ *   EINVAL	a bad clock, deadline, flags, n, or a bit of completions at
+ *		or above n; checked before anything is consumed.
+ * Prepare with swait_prepare_any() before every call and finish with
+ * swait_finish_any() afterwards, as for swait_wait_any(); a completion
+ * may be freed once every thread waiting on it has returned from
+ * swait_finish_any() (which takes its lock).  A cancellation point.
+ *
+ * Why a call of its own rather than a hook inside swait_wait_any(): the
+ * queue layer does not know completions (lib/queue.h), and consuming in
+ * the group's wait would need a node re-queued in the middle of a wait,
+ * a new step of the group protocol (tests/model/group.pml).  Here the
+ * group protocol is used as it stands: the count is consumed only by
+ * swait_completion_try_wait(), under the completion's lock, and only for
+ * the member reported; the wake of that member counts as consumed by the
+ * next swait_prepare_any(), every other one is passed on.  When the event
+ * the reported wake stood for was taken by another thread, the call does
+ * not sleep again itself (a re-queue there would not let the caller see
+ * a wake_all that reached an ordinary head meanwhile): it returns n, and
+ * the caller's loop prepares, re-checks and calls again.
+ */
+int swait_completion_wait_any(struct swait_head *const heads[], unsigned n,
+			      struct swait_waiter waiters[],
+			      unsigned completions, unsigned flags,
+			      clockid_t clock, const struct timespec *deadline,
+			      unsigned *which) SWAIT_NONNULL(1, 3, 8);
 
 /* ----------------------------------------------------------------- inlines */
 
