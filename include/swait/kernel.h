@@ -118,10 +118,7 @@ static inline volatile unsigned long *swait_kernel_jiffies(void)
 
 #define jiffies (*swait_kernel_jiffies())
 
-static inline uint64_t get_jiffies_64(void)
-{
-	return jiffies;
-}
+static inline uint64_t get_jiffies_64(void) { return jiffies; }
 
 /* Wrap-safe comparisons of two jiffies values, as the kernel's. */
 #define time_after(a, b)	((long)((unsigned long)(b) - (unsigned long)(a)) < 0)
@@ -309,7 +306,7 @@ static inline int wake_up_process(struct task_struct *p)
 #define DECLARE_SWAITQUEUE(name)					\
 	struct swait_queue name = SWAIT_WAITER_INITIALIZER
 
-/* A macro in the kernel (for lockdep); a function here.  Never blocks. */
+/* A macro in the kernel (for lockdep).  Never blocks. */
 static inline void init_swait_queue_head(struct swait_queue_head *q)
 {
 	swait_head_init(q);
@@ -353,10 +350,7 @@ static inline void swake_up_all_locked(struct swait_queue_head *q)
 	swait_wake_all(q);
 }
 
-/*
- * swait_active(q) is libswait's own function: same name, same meaning (a
- * lockless peek, no barrier), and q is already a struct swait_head.
- */
+/* swait_active(q) is libswait's own, with the kernel's meaning. */
 
 /* A full barrier, then swait_active().  Never blocks. */
 static inline bool swq_has_sleeper(struct swait_queue_head *q)
