@@ -153,7 +153,7 @@ SWAIT_EXPORT void swait_prepare_any(struct swait_head *const heads[],
 	leave(heads, left);
 	SWAIT_RACE();
 	/* O1, as at the end of swait_prepare(), for every head at once. */
-	swait_full_fence();
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
 /* The body of swait_wait_any(), inside the cancellation cleanup. */

@@ -31,27 +31,6 @@ void swait_prepare_ordered(struct swait_head *h, struct swait_waiter *w,
 			   bool (*goes_before)(const struct swait_waiter *,
 					       const struct swait_waiter *));
 
-/*
- * The full barrier of O1 (lib/swait.c): the store-load fence of the
- * Dekker pair between a waiter's enqueue and a waker's peek.  On x86 a
- * locked read-modify-write of a stack word orders exactly as MFENCE does
- * for ordinary (write-back) memory, which is all the protocol touches, and
- * costs a third to a half of it on the CPUs we measured (the kernel's
- * smp_mb() does the same since 4.15).  It writes the value it read, so the
- * word below the stack pointer (the red zone on x86-64) is unchanged.
- * Elsewhere, the compiler's sequentially consistent fence.
- */
-static inline void swait_full_fence(void)
-{
-#if defined(__x86_64__)
-	__asm__ __volatile__("lock; orl $0, -4(%%rsp)" ::: "memory", "cc");
-#elif defined(__i386__)
-	__asm__ __volatile__("lock; orl $0, -4(%%esp)" ::: "memory", "cc");
-#else
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-#endif
-}
-
 #ifndef SWAIT_TEST_HOOKS
 #define SWAIT_TEST_HOOKS 0
 #endif

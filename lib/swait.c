@@ -125,9 +125,9 @@
  *  armv8-a; LSE atomics replace the exclusive pairs where available), and
  *  what breaks if it is made weaker, for a reviewer on ARM:
  *
- *   O1  the two full fences (swait_full_fence(), lib/internal.h: the
- *       compiler's SEQ_CST fence there, a locked OR of a stack word on
- *       x86) are DMB ISH: a full barrier
+ *   O1  the two __atomic_thread_fence(SEQ_CST) are DMB ISH (on x86, gcc
+ *       12 emits a locked OR of the stack top, cheaper than MFENCE and
+ *       as strong for ordinary memory): a full barrier
  *       that orders the earlier store (the enqueue's list stores and the
  *       unlock's STLR; the caller's store of cond) before the later load
  *       (LDR of cond; LDR of head->list.next).  ARMv8 is
@@ -357,7 +357,7 @@ static void prepare(struct swait_head *h, struct swait_waiter *w,
 	 * orders earlier accesses before the store, not the store before
 	 * later loads.
 	 */
-	swait_full_fence();
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
 SWAIT_EXPORT void swait_prepare(struct swait_head *h, struct swait_waiter *w)
@@ -616,7 +616,7 @@ SWAIT_EXPORT bool swait_active(const struct swait_head *h)
 SWAIT_EXPORT bool swait_has_sleeper(struct swait_head *h)
 {
 	/* O1: the caller's store before the peek, as in the wakes. */
-	swait_full_fence();
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	return !list_empty(&h->list);
 }
 

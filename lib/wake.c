@@ -515,7 +515,7 @@ void swait_wake_call(struct swait_head *h, enum swait_post what)
 SWAIT_EXPORT void swait_wake_one(struct swait_head *h)
 {
 	/* O1: order the caller's store of its condition before the peek. */
-	swait_full_fence();
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (list_empty(&h->list))
 		return;
 	swait_wake_call(h, SWAIT_POST_WAKE_ONE);
@@ -524,7 +524,7 @@ SWAIT_EXPORT void swait_wake_one(struct swait_head *h)
 SWAIT_EXPORT void swait_wake_all(struct swait_head *h)
 {
 	/* O1, as in swait_wake_one(). */
-	swait_full_fence();
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (list_empty(&h->list))
 		return;
 	swait_wake_call(h, SWAIT_POST_WAKE_ALL);

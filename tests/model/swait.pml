@@ -135,7 +135,7 @@
  *                          (swait_state_queued(s))" keep place;
  *                          "list_add_tail(&h->list, &w->link)", store
  *                          QUEUED; unlock; O1
- *                          "swait_full_fence()"
+ *                          "__atomic_thread_fence(__ATOMIC_SEQ_CST)"
  *  CONSUME after prepare   swait_event_generic "if (cond) break;"
  *  announce step, sv       sleep_announced: "uint32_t sleeping =
  *                          swait_waitv_usable(h)"; "__atomic_compare_
