@@ -59,6 +59,7 @@ struct opts {
 	enum format format;
 	const char *output;
 	const char *plot;
+	const char *command;		/* the command line, for the plot */
 	int cpu_a, cpu_b;		/* the CPUs "same" and "split" use */
 };
 
@@ -139,7 +140,18 @@ struct timespec ns_to_ts(uint64_t ns);
 void *alloc_samples(size_t n);		/* pre-faulted, never NULL */
 void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * The watchdog: it ends the run with status 3 when no operation has
+ * completed for 30 s (SWAIT_BENCH_WATCHDOG) plus the running trial's
+ * allowance.  Threads report completed operations with work_done() (fast
+ * loops every 256th, as WORK_TICK does); progress() starts a trial, with
+ * no allowance until watchdog_allow() gives one (seconds per operation).
+ */
 void watchdog_start(void);
+void watchdog_stop(void);
+void work_done(unsigned long n);
+void watchdog_allow(double seconds);
+#define WORK_TICK(i) do { if (((i) & 255) == 0) work_done(256); } while (0)
 
 /* Start a thread on cpu (-1: anywhere), SCHED_FIFO if --rt. */
 pthread_t spawn(void *(*fn)(void *), void *arg, int cpu);
@@ -194,6 +206,7 @@ bool tracefs_private_mount(void);
 struct where {
 	struct tcount tc;
 	unsigned long ops;
+	unsigned long done;		/* every note, for the watchdog */
 	bool in_window, ended;
 };
 void where_start(struct where *w, bool tracepoint);

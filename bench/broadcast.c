@@ -261,6 +261,7 @@ static void *bc_waker(void *arg)
 		while (__atomic_load_n(&b->done, __ATOMIC_ACQUIRE) <
 		       (uint32_t)(b->n * (r + 1)))
 			sched_yield();
+		work_done(1);
 		for (int i = 0; i < b->n; i++) {
 			uint64_t s = b->w[i].stamp[r];
 

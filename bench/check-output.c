@@ -12,6 +12,9 @@
  *	check-output BENCH badarg ARG...	BENCH ARG... must exit 2 with
  *						one stderr line naming the
  *						last ARG (or its value)
+ *	check-output BENCH stall ARG...		BENCH ARG... must stall and
+ *						be ended by its watchdog:
+ *						exit 3, "no progress"
  *
  * No dependency beyond libc: a small JSON parser lives here.
  */
@@ -584,6 +587,17 @@ int main(int argc, char **argv)
 		if (!strstr(err, eq ? eq + 1 : last))
 			fail("badarg: message does not name '%s': %s", last,
 			     err);
+		return failures ? 1 : 0;
+	}
+	if (!strcmp(argv[2], "stall")) {
+		args[n] = NULL;
+		free(run(args, &status, &err));
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 3)
+			fail("stall: exit status %d, not the watchdog's 3: %s",
+			     WIFEXITED(status) ? WEXITSTATUS(status) : -1, err);
+		if (!strstr(err, "no progress for") ||
+		    !strstr(err, "(a lost wakeup?)"))
+			fail("stall: the watchdog did not say so: %s", err);
 		return failures ? 1 : 0;
 	}
 	if (getenv("CHECK_PEERS")) {

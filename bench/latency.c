@@ -72,6 +72,7 @@ static void *lat_woken(void *arg)
 			p->v[i - p->warm] = (double)(t -
 				__atomic_load_n(&p->stamp, __ATOMIC_RELAXED));
 		p->m->post(p->ack);
+		work_done(1);
 		if (opt.cpus == PLACE_FREE)
 			tcount_check_cpu(&p->tr);
 	}

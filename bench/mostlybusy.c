@@ -576,6 +576,7 @@ static void *mp_measure(void *arg)
 				die("mostlybusy: membarrier: %s",
 				    strerror(errno));
 		p->v[b] = (double)(now_ns() - t0) / MP_BATCH;
+		work_done(1);
 		tcount_check_cpu(a->tc);
 	}
 	tcount_end(a->tc);

@@ -100,6 +100,7 @@ struct nw {
 			(p)->v[b_] = (double)(t2_ - t_) /		\
 				     (double)(p)->batch;		\
 			t_ = t2_;					\
+			WORK_TICK(b_ + 1);				\
 		}							\
 		tcount_end(&(p)->tc);					\
 	} while (0)

@@ -46,6 +46,7 @@ static void *pp_a(void *arg)
 		t2 = now_ns();
 		p->v[i++] = (double)(t2 - t);
 		t = t2;
+		WORK_TICK(i);
 		if ((i & 255) == 0 && opt.cpus == PLACE_FREE)
 			tcount_check_cpu(&p->ta);
 		if (p->budget && t2 - t0 >= p->budget)

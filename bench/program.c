@@ -210,6 +210,8 @@ void run_program(void)
 	snprintf(plain, sizeof(plain), "%s/plain", dir);
 	snprintf(swait, sizeof(swait), "%s/swait", dir);
 	progress("program: generating a %ld MiB corpus", mb);
+	/* One operation here is a corpus, or a pair of whole runs. */
+	watchdog_allow((double)mb);
 	make_corpus(corpus, mb);
 	scenario_refs("program", "glibc", NULL);
 	for (size_t p = 0; p < sizeof(progs) / sizeof(progs[0]); p++) {
@@ -230,6 +232,7 @@ void run_program(void)
 
 			progress("program: rep %d/%d %s", rep + 1, opt.reps,
 				 progs[p].series);
+			watchdog_allow((double)mb);
 			/* Alternate which goes first: caches, frequency. */
 			if (rep % 2 == 0) {
 				run_child(argv, corpus, plain, NULL, &a);

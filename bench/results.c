@@ -402,31 +402,19 @@ struct scale {
 };
 
 /*
- * The unit of one column of a block: nanoseconds scale up so that the
- * column's largest value keeps at most four digits before the point (no
- * "3319358.0 ns"); other units stay as measured.
+ * The unit of a block's values.  Times carry their own unit, value by
+ * value (div 0), chosen so that each keeps one to three digits before the
+ * point: a 3.5 ns median beside a 20 us maximum reads "3.5 ns" and
+ * "20.00 us", where one unit per column printed the median as "0.00".
+ * Other units are printed as measured (items/s in thousands).
  */
-static struct scale col_scale(const struct row *r, size_t n, size_t off)
+static struct scale block_scale(const struct row *r)
 {
-	double m = 0;
-
-	if (strcmp(r->unit, "ns") != 0) {
-		if (strcmp(r->unit, "items/s") == 0)
-			return (struct scale){ 1e3, "k items/s", 1 };
-		return (struct scale){ 1, r->unit, 3 };
-	}
-	for (size_t i = 0; i < n; i++) {
-		double v = *(const double *)(const void *)
-			((const char *)&r[i] + off);
-
-		if (!isnan(v) && v > m)
-			m = v;
-	}
-	if (m >= 1e7)
-		return (struct scale){ 1e6, "ms", 2 };
-	if (m >= 1e4)
-		return (struct scale){ 1e3, "us", 2 };
-	return (struct scale){ 1, "ns", 1 };
+	if (strcmp(r->unit, "ns") == 0)
+		return (struct scale){ 0, "", 0 };
+	if (strcmp(r->unit, "items/s") == 0)
+		return (struct scale){ 1e3, "k items/s", 1 };
+	return (struct scale){ 1, r->unit, 3 };
 }
 
 /*
@@ -438,10 +426,31 @@ static double enough(const struct row *r, double v, double need)
 	return (double)r->samples >= need ? v : NAN;
 }
 
+/* A time in ns as "3.5 ns", "999.9 ns", "1.08 us", "12.34 us", "2.10 ms". */
+static void put_time(FILE *f, double ns, int w)
+{
+	static const struct {
+		double div;
+		const char *unit;
+	} u[] = { { 1, "ns" }, { 1e3, "us" }, { 1e6, "ms" }, { 1e9, "s" } };
+	size_t i = 0;
+	char buf[32];
+
+	while (i + 1 < sizeof(u) / sizeof(u[0]) && fabs(ns) >= 1e3 * u[i].div)
+		i++;
+	snprintf(buf, sizeof(buf), "%.*f %s", i == 0 ? 1 : 2, ns / u[i].div,
+		 u[i].unit);
+	fprintf(f, " %*s", w, buf);
+}
+
 static void put_num(FILE *f, double v, struct scale s, int w)
 {
 	if (isnan(v))
 		fprintf(f, " %*s", w, "-");
+	else if (s.div == 0)
+		put_time(f, v, w);
+	else if (v != 0 && fabs(v / s.div) < 0.1)
+		fprintf(f, " %*.2g", w, v / s.div);	/* never 0.000 */
 	else
 		fprintf(f, " %*.*f", w, s.prec, v / s.div);
 }
@@ -451,8 +460,11 @@ static void put_ratio(FILE *f, const char *ref, double med, double min,
 {
 	char buf[40];
 
+	/* Two decimals, or two significant digits below 0.1: never 0.00. */
 	if (!ref || isnan(med))
 		snprintf(buf, sizeof(buf), "-");
+	else if (min < 0.1)
+		snprintf(buf, sizeof(buf), "%.2g [%.2g..%.2g]", med, min, max);
 	else
 		snprintf(buf, sizeof(buf), "%.2f [%.2f..%.2f]", med, min, max);
 	fprintf(f, "  %-22s", buf);
@@ -474,13 +486,14 @@ static void print_asym(FILE *f, const struct row *r, size_t n);
 static void print_legend(FILE *f)
 {
 	fputs("\nhow to read the tables\n"
-	      "  median .. max  the samples of every repetition pooled; the "
-	      "unit is under\n"
-	      "                 each column (ns, us = microseconds, ms); "
-	      "p99, p99.9 and\n"
-	      "                 p99.99 are shown only from 100, 1,000 and "
-	      "10,000 samples\n"
-	      "                 (\"-\" below that)\n"
+	      "  median .. max  the samples of every repetition pooled; a "
+	      "time carries its\n"
+	      "                 own unit, value by value (ns, us = "
+	      "microseconds, ms), other\n"
+	      "                 units are under the column; p99, p99.9 and "
+	      "p99.99 are\n"
+	      "                 shown only from 100, 1,000 and 10,000 "
+	      "samples (\"-\" below)\n"
 	      "  x REF          this mechanism's median over REF's, one ratio "
 	      "per\n"
 	      "                 repetition: the median ratio [smallest.."
@@ -544,11 +557,6 @@ static void print_table(FILE *f, struct row *r, size_t n)
 	for (size_t i = 0; i < n;) {
 		size_t j = i;
 		bool counts = false, noisy = false;
-		static const size_t cols[5] = {
-			offsetof(struct row, median), offsetof(struct row, p99),
-			offsetof(struct row, p999), offsetof(struct row, p9999),
-			offsetof(struct row, max),
-		};
 		struct scale s[5];
 
 		while (j < n && row_block_eq(&r[i], &r[j])) {
@@ -557,7 +565,7 @@ static void print_table(FILE *f, struct row *r, size_t n)
 			j++;
 		}
 		for (size_t c = 0; c < 5; c++)
-			s[c] = col_scale(&r[i], j - i, cols[c]);
+			s[c] = block_scale(&r[i]);
 		fprintf(f, "\n%s: %s", r[i].scenario, metric_title(&r[i]));
 		if (r[i].series[0])
 			fprintf(f, ", %s", r[i].series);

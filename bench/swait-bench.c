@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <swait.h>
@@ -154,7 +155,8 @@ static void usage(FILE *f)
 "                     mount namespace if it is not mounted)\n"
 "  --format table|csv|json\n"
 "  --output FILE      write the results to FILE instead of stdout\n"
-"  --plot FILE.png    draw latency CDFs and broadcast bars with gnuplot\n"
+"  --plot FILE.png    draw every scenario with gnuplot: CDFs of pingpong\n"
+"                     and latency, bars of the others\n"
 "  --quick            small trials, ends within about 10 seconds\n"
 "  --help, --version\n"
 "\n"
@@ -185,8 +187,9 @@ static void usage(FILE *f)
 "\n"
 "Reading the table (a legend is also printed under it):\n"
 "  median, p99, p99.9, p99.99, max\n"
-"                     over the pooled samples; each column's unit is\n"
-"                     under its name (ns, us, ms); a percentile needs 100,\n"
+"                     over the pooled samples; a time carries its own\n"
+"                     unit (ns, us, ms), other units are under the\n"
+"                     column's name; a percentile needs 100,\n"
 "                     1,000 or 10,000 samples and shows - below that\n"
 "  x REF [min..max]   the mechanism's median over REF's, one ratio per\n"
 "                     repetition: median ratio [smallest..largest]\n"
@@ -352,6 +355,39 @@ static const char *value_of(const char *arg, const char *name, int *i,
 	return argv[++*i];
 }
 
+/*
+ * The directory part of path made absolute, and its last name, so that two
+ * spellings of one file ("x.png", "./x.png") compare equal before either
+ * exists.  False if the directory cannot be resolved.
+ */
+static bool file_key(const char *path, char *key, size_t len)
+{
+	char dir[4096], real[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1,
+		 slash ? (slash == path ? "/" : path) : ".");
+	if (!realpath(dir, real))
+		return false;
+	snprintf(key, len, "%s/%s", real, base);
+	return true;
+}
+
+/* Whether --output and --plot name one file (which one would overwrite). */
+static bool same_file(const char *a, const char *b)
+{
+	char ka[8192], kb[8192];
+	struct stat sa, sb;
+
+	if (strcmp(a, b) == 0)
+		return true;
+	if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	return file_key(a, ka, sizeof(ka)) && file_key(b, kb, sizeof(kb)) &&
+	       strcmp(ka, kb) == 0;
+}
+
 static void parse(int argc, char **argv)
 {
 	const char *wakers_arg = NULL;	/* the last --wakers/--waiters */
@@ -441,17 +477,15 @@ static void parse(int argc, char **argv)
 			bad("unknown scenario '%s'", a);
 		}
 	}
+	if (opt.output && opt.plot && same_file(opt.output, opt.plot))
+		bad("--output and --plot name one file, '%s': the plot would "
+		    "overwrite the results; give two names", opt.plot);
 	if (opt.iterations && opt.duration > 0)
 		bad("--iterations and --duration: give one, not both");
 	if (!opt.scenarios)
 		for (size_t k = 0; k < nscenarios; k++)
 			if (!scenarios[k].named_only)
 				opt.scenarios |= 1u << k;
-	if (opt.plot && !(opt.scenarios & ((1u << scenario_index("pingpong")) |
-					   (1u << scenario_index("latency")) |
-					   (1u << scenario_index("broadcast")))))
-		bad("--plot: '%s' would be empty; only pingpong, latency and "
-		    "broadcast have plots", opt.plot);
 	/*
 	 * Only latency runs under the load: a busy thread beside pingpong or
 	 * prodcons on one CPU measures the scheduler's time slice, not the
@@ -527,16 +561,29 @@ const char *placements_label(void)
 	return buf;
 }
 
+/* "swait-bench ARGS...", as the plot's subtitle says how it was made. */
+static void keep_command(int argc, char **argv)
+{
+	static char buf[512];
+
+	snprintf(buf, sizeof(buf), "swait-bench");
+	for (int i = 1; i < argc; i++)
+		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), " %s",
+			 argv[i]);
+	opt.command = buf;
+}
+
 int main(int argc, char **argv)
 {
 	FILE *out = stdout;
 
 	parse(argc, argv);
+	keep_command(argc, argv);
 	pick_cpus();
 	if (opt.count_futex && tracefs_private_mount())
 		fprintf(stderr, "swait-bench: --count-futex: mounted tracefs "
 			"in a private mount namespace\n");
-	if (opt.plot && !plot_available())
+	if (opt.plot && !plot_available() && !getenv("SWAIT_BENCH_PLOT_KEEP"))
 		die("--plot needs gnuplot, which is not in PATH (Debian: "
 		    "apt-get install gnuplot-nox)");
 	if (opt.output) {
@@ -562,6 +609,7 @@ int main(int argc, char **argv)
 			scenarios[i].run();
 		}
 	}
+	watchdog_stop();	/* no more waits: the rest cannot hang */
 	header_end();
 	if (opt.progress)
 		fputs("\r\033[K", stderr);

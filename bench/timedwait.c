@@ -56,6 +56,7 @@ static void *tw_thread(void *arg)
 			p->early++;
 		if (i >= p->warm)
 			p->v[i - p->warm] = late;
+		work_done(1);
 	}
 	chan_free(p->m, c);
 	return NULL;

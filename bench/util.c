@@ -53,10 +53,26 @@ void die(const char *fmt, ...)
 	exit(1);
 }
 
-/* What is running now, for the progress line and the watchdog. */
+/*
+ * What is running now, for the progress line and the watchdog; and the
+ * work done so far, which is what the watchdog judges.
+ */
 static pthread_mutex_t progress_mu = PTHREAD_MUTEX_INITIALIZER;
 static char progress_what[128] = "start-up";
-static uint64_t progress_at;
+static uint64_t work_count;	/* operations completed, every thread */
+static uint64_t work_allow;	/* ns: the running trial's allowance */
+static int watchdog_armed;
+
+void work_done(unsigned long n)
+{
+	__atomic_fetch_add(&work_count, n, __ATOMIC_RELAXED);
+}
+
+void watchdog_allow(double seconds)
+{
+	__atomic_store_n(&work_allow, (uint64_t)(seconds * 1e9),
+			 __ATOMIC_RELAXED);
+}
 
 void progress(const char *fmt, ...)
 {
@@ -66,8 +82,10 @@ void progress(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(progress_what, sizeof(progress_what), fmt, ap);
 	va_end(ap);
-	progress_at = now_ns();
 	pthread_mutex_unlock(&progress_mu);
+	/* A new trial: its own allowance, 0 unless it asks (program). */
+	watchdog_allow(0);
+	work_done(1);
 	if (!opt.progress)
 		return;
 	fprintf(stderr, "\r\033[K%s", progress_what);
@@ -75,28 +93,42 @@ void progress(const char *fmt, ...)
 }
 
 /*
- * A mechanism that loses a wakeup would hang the run.  Every trial calls
- * progress(); if none has for far longer than any trial takes, say which
- * trial stalled and exit 3 instead of hanging.
+ * A mechanism that loses a wakeup would hang the run.  The scenarios count
+ * the operations their threads complete (work_done: samples, rounds, items;
+ * the fast loops every 256th); a healthy trial completes one every few
+ * microseconds to milliseconds, however long it runs.  When none has
+ * completed for 30 s (SWAIT_BENCH_WATCHDOG seconds), plus the running
+ * trial's allowance for one operation (a whole program run, say), say
+ * which trial stalled and exit 3 instead of hanging.
  */
 static void *watchdog(void *arg)
 {
-	uint64_t limit = (uint64_t)(120 + 3 * opt.duration) * 1000000000u;
+	uint64_t limit = 30 * 1000000000ull;
 	const char *env = getenv("SWAIT_BENCH_WATCHDOG");	/* seconds */
+	uint64_t seen = (uint64_t)-1, at = now_ns();
 
 	(void)arg;
 	if (env && atoi(env) > 0)
-		limit = (uint64_t)atoi(env) * 1000000000u;
+		limit = (uint64_t)atoi(env) * 1000000000ull;
 	for (;;) {
-		sleep(1);
-		pthread_mutex_lock(&progress_mu);
-		if (now_ns() - progress_at > limit) {
+		struct timespec tick = { 0, 100000000 };	/* 0.1 s */
+		uint64_t w = __atomic_load_n(&work_count, __ATOMIC_RELAXED);
+		uint64_t t = now_ns(), lim;
+
+		if (w != seen) {
+			seen = w;
+			at = t;
+		}
+		lim = limit + __atomic_load_n(&work_allow, __ATOMIC_RELAXED);
+		if (t - at > lim &&
+		    __atomic_load_n(&watchdog_armed, __ATOMIC_RELAXED)) {
+			pthread_mutex_lock(&progress_mu);
 			fprintf(stderr, "\nswait-bench: no progress for %.0f s "
 				"in '%s' (a lost wakeup?)\n",
-				(double)limit / 1e9, progress_what);
+				(double)lim / 1e9, progress_what);
 			_exit(3);
 		}
-		pthread_mutex_unlock(&progress_mu);
+		nanosleep(&tick, NULL);
 	}
 	return NULL;
 }
@@ -105,9 +137,14 @@ void watchdog_start(void)
 {
 	pthread_t t;
 
-	progress_at = now_ns();
+	__atomic_store_n(&watchdog_armed, 1, __ATOMIC_RELAXED);
 	if (pthread_create(&t, NULL, watchdog, NULL) == 0)
 		pthread_detach(t);
+}
+
+void watchdog_stop(void)
+{
+	__atomic_store_n(&watchdog_armed, 0, __ATOMIC_RELAXED);
 }
 
 /* Touch every page now, so that no sample pays a page fault. */
@@ -441,6 +478,8 @@ void where_start(struct where *w, bool tracepoint)
 
 void where_note(struct where *w, int measuring)
 {
+	if ((++w->done & 255) == 0)
+		work_done(256);
 	if (w->ended)
 		return;
 	if (measuring && !w->in_window) {
