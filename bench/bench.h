@@ -3,25 +3,29 @@
  * bench.h - what the pieces of swait-bench share.
  *
  * The program is a measuring instrument, so its structure follows the
- * method of issue 4:
+ * method of issue 4, a directory a part (README.md, "Where things are"):
  *
- *  - mech.c      the mechanisms: every way a thread can sleep until another
+ *  - mechs/mech.c, peers/
+ *                the mechanisms: every way a thread can sleep until another
  *                thread hands it one unit of work, behind one table of
  *                function pointers (struct mech), all with counting
  *                semantics so that every scenario can use every mechanism.
- *  - pingpong.c, nowaiter.c, broadcast.c, latency.c, timedwait.c,
- *    prodcons.c, contention.c, mostlybusy.c
- *                one scenario each.  A scenario runs its trials (every
- *                repetition runs each mechanism once, order rotated, fresh
- *                threads per trial) and hands every kept sample to
- *                results.c as a struct trial.
- *  - results.c   keeps every trial, then computes percentiles over the
- *                pooled samples and ratios per repetition, and prints them
- *                as a table, CSV or JSON.  plot.c draws them with gnuplot.
- *  - util.c      clocks, placement, thread start, per-thread counters
- *                (context switches, futex calls), the run header.
- *  - load.c      the competing load of --load: busy SCHED_OTHER threads,
- *                one per CPU, that the measured threads must preempt.
+ *  - scenarios/  pingpong, nowaiter, broadcast, latency, timedwait,
+ *                prodcons, contention, mostlybusy, program: one scenario
+ *                each.  A scenario runs its trials (every repetition runs
+ *                each mechanism once, order rotated, fresh threads per
+ *                trial), tells the watchdog of the work done, and hands
+ *                every kept sample to output/results.c as a struct trial.
+ *  - output/     results.c keeps every trial, then computes percentiles
+ *                over the pooled samples and ratios per repetition;
+ *                table.c, goals.c, export.c print them as a table, CSV or
+ *                JSON; plot.c draws them with gnuplot.
+ *  - harness/    the command line and the order of things; util.c:
+ *                clocks, placement, thread start, the watchdog, per-thread
+ *                counters (context switches, futex calls), the run header;
+ *                load.c: the competing load of --load, busy SCHED_OTHER
+ *                threads, one per CPU, that the measured threads must
+ *                preempt.
  */
 #ifndef SWAIT_BENCH_H
 #define SWAIT_BENCH_H

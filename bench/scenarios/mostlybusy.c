@@ -91,88 +91,11 @@
 #include <linux/membarrier.h>
 #include <math.h>
 #include <sched.h>
-#include <stdalign.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
-#include <swait.h>
-
-#include "bench.h"
-
-#define MB_WORK_NS	300	/* the busy work per item */
-#define MB_DEPTH	4096	/* HI per worker; LO is HI / 2 */
-#define MB_SAMPLES	65536	/* the producer's refills kept per trial */
-#define MP_BATCH	16	/* membarrier calls per sample */
-
-struct mb_mech;
-
-struct mb {
-	/* Read-mostly during a trial. */
-	const struct mb_mech *m;
-	struct chan *pc;		/* a peer's mutex and condvar */
-	unsigned long spin;		/* work loop iterations per item */
-	uint32_t hi, lo;		/* queue depth the producer keeps */
-	int nw;				/* workers */
-	bool tracepoint;
-	/* The producer's own. */
-	alignas(64) double *push_ns;	/* ns per push + wake, per refill */
-	size_t npush;
-	struct where pwhere;
-	/* The queue. */
-	alignas(64) uint32_t tail;	/* pushed; stored by the producer */
-	alignas(64) uint32_t head;	/* claimed; CAS by the workers */
-	/* The mechanisms' state; one mechanism per trial. */
-	alignas(64) struct swait_head sh;	/* swait, swait-asym */
-	uint32_t sleepers;		/* futex-sleeper: in FUTEX_WAIT */
-	pthread_mutex_t mu;		/* cond */
-	pthread_cond_t cv;
-	/* Written by the main thread and, at the end, the producer. */
-	alignas(64) int measuring, stop, stop_workers;
-};
-
-struct mb_mech {
-	const char *name;
-	void (*setup)(struct mb *q);
-	void (*teardown)(struct mb *q);
-	/* After every push: wake one worker if one sleeps. */
-	void (*wake)(struct mb *q);
-	/* Called when the queue was empty: return with one item claimed. */
-	void (*wait)(struct mb *q);
-	bool own_futex_count;
-	const struct mech *peer;
-};
-
-/* One worker, on a cache line of its own. */
-struct mb_worker {
-	alignas(64) struct mb *q;
-	long items;		/* done in the window */
-	long waits;		/* of those, found the queue empty */
-	struct where where;
-};
-
-/*
- * Take one item if there is one.  Acquire: pairs with the producer's
- * release store of tail, so a claimed item's push (and stop_workers,
- * stored before the last pushes) is visible.  head never passes tail: an
- * item is claimed only below a tail that was read after head.
- */
-static bool claim(struct mb *q)
-{
-	uint32_t h = __atomic_load_n(&q->head, __ATOMIC_RELAXED);
-
-	while (h != __atomic_load_n(&q->tail, __ATOMIC_ACQUIRE))
-		if (__atomic_compare_exchange_n(&q->head, &h, h + 1, true,
-				__ATOMIC_RELAXED, __ATOMIC_RELAXED))
-			return true;
-	return false;
-}
-
-static int claim_cb(void *arg)
-{
-	return claim(arg);
-}
+#include "mostlybusy.h"
 
 /* The work of one item; volatile, so the loop cannot be folded away. */
 static void work(unsigned long n)
@@ -203,180 +126,6 @@ static unsigned long calibrate(uint64_t target_ns)
 	return n * target_ns / best > 0 ? n * target_ns / best : 1;
 }
 
-static int membarrier(int cmd)
-{
-	return (int)syscall(SYS_membarrier, cmd, 0, 0);
-}
-
-/* ------------------------------------------------------------------ swait */
-
-static void sw_setup(struct mb *q)
-{
-	swait_head_init(&q->sh);
-}
-
-static void sw_teardown(struct mb *q)
-{
-	if (swait_head_destroy(&q->sh) != 0)
-		die("mostlybusy: swait head busy at teardown");
-}
-
-/* The wake's own fence orders the push before its peek at the queue. */
-static void sw_wake(struct mb *q)
-{
-	swait_wake_one(&q->sh);
-}
-
-static void sw_wait(struct mb *q)
-{
-	swait_event(&q->sh, claim(q));
-}
-
-/* ------------------------------------------------------------- swait-asym */
-
-/*
- * No fence: the compiler barrier keeps the push (the caller's store of
- * tail) before the peek in program order; the sleeper's membarrier makes
- * it a full barrier when a sleeper needs one (see the top of the file).
- */
-static void asym_wake(struct mb *q)
-{
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (swait_active(&q->sh))
-		swait_wake_one(&q->sh);
-}
-
-/* swait_event()'s loop, with the membarrier between prepare and test. */
-static void asym_wait(struct mb *q)
-{
-	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
-
-	for (;;) {
-		swait_prepare(&q->sh, &w);
-		/*
-		 * Every running thread, the producer too, executes a full
-		 * barrier: a push it made before that barrier is visible to
-		 * the claim() below, and its peeks after it see us queued.
-		 */
-		if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0)
-			die("mostlybusy: membarrier: %s", strerror(errno));
-		if (claim(q))
-			break;
-		(void)swait_sleep(&q->sh, &w, 0, CLOCK_MONOTONIC, NULL);
-		/* Woken, so dequeued: test before queueing again. */
-		if (claim(q))
-			break;
-	}
-	swait_finish(&q->sh, &w);
-}
-
-/* ------------------------------------------------------------------- cond */
-
-static void cv_setup(struct mb *q)
-{
-	pthread_mutex_init(&q->mu, NULL);
-	pthread_cond_init(&q->cv, NULL);
-}
-
-static void cv_teardown(struct mb *q)
-{
-	pthread_cond_destroy(&q->cv);
-	pthread_mutex_destroy(&q->mu);
-}
-
-/*
- * Under the mutex: a worker tests the queue and sleeps holding it, so the
- * push is either seen by that test or made before a signal that finds the
- * worker asleep.
- */
-static void cv_wake(struct mb *q)
-{
-	pthread_mutex_lock(&q->mu);
-	pthread_cond_signal(&q->cv);
-	pthread_mutex_unlock(&q->mu);
-}
-
-static void cv_wait(struct mb *q)
-{
-	pthread_mutex_lock(&q->mu);
-	while (!claim(q))
-		pthread_cond_wait(&q->cv, &q->mu);
-	pthread_mutex_unlock(&q->mu);
-}
-
-/* ---------------------------------------------------------- futex-sleeper */
-
-static void fs_setup(struct mb *q)
-{
-	q->sleepers = 0;
-}
-
-static void fs_teardown(struct mb *q)
-{
-	(void)q;
-}
-
-/*
- * A Dekker pair, as fsleep_post() in mech.c: the fence orders the push
- * before the load of sleepers, the worker's seq_cst increment orders its
- * announcement before FUTEX_WAIT reads tail.  Either the load sees the
- * sleeper, or the kernel's compare sees the new tail.
- */
-static void fs_wake(struct mb *q)
-{
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&q->sleepers, __ATOMIC_SEQ_CST) != 0)
-		bench_futex_wake(&q->tail, 1);
-}
-
-static void fs_wait(struct mb *q)
-{
-	for (;;) {
-		/* Read before claim(): a later push changes it. */
-		uint32_t t = __atomic_load_n(&q->tail, __ATOMIC_RELAXED);
-
-		if (claim(q))
-			return;
-		__atomic_fetch_add(&q->sleepers, 1, __ATOMIC_SEQ_CST);
-		bench_futex_wait(&q->tail, t, CLOCK_MONOTONIC, NULL);
-		__atomic_fetch_sub(&q->sleepers, 1, __ATOMIC_RELAXED);
-	}
-}
-
-/* ------------------------------------------------------------------ peers */
-
-static void peer_setup(struct mb *q)
-{
-	q->pc = chan_new(q->m->peer);
-}
-
-static void peer_teardown(struct mb *q)
-{
-	chan_free(q->m->peer, q->pc);
-}
-
-/* One more indirect call than the others pay: a nanosecond or two. */
-static void peer_wake(struct mb *q)
-{
-	q->m->peer->cwake(q->pc, &q->tail);
-}
-
-static void peer_wait(struct mb *q)
-{
-	q->m->peer->cwait(q->pc, &q->tail, claim_cb, q);
-}
-
-static const struct mb_mech mb_mechs[] = {
-	{ .name = "swait", .setup = sw_setup, .teardown = sw_teardown,
-	  .wake = sw_wake, .wait = sw_wait },
-	{ .name = "swait-asym", .setup = sw_setup, .teardown = sw_teardown,
-	  .wake = asym_wake, .wait = asym_wait },
-	{ .name = "cond", .setup = cv_setup, .teardown = cv_teardown,
-	  .wake = cv_wake, .wait = cv_wait },
-	{ .name = "futex-sleeper", .setup = fs_setup, .teardown = fs_teardown,
-	  .wake = fs_wake, .wait = fs_wait, .own_futex_count = true },
-};
-#define MB_NMECHS (sizeof(mb_mechs) / sizeof(mb_mechs[0]))
 
 /* ---------------------------------------------------------------- threads */
 
@@ -401,7 +150,7 @@ static void *mb_producer(void *arg)
 		measuring = __atomic_load_n(&q->measuring, __ATOMIC_RELAXED);
 		t0 = now_ns();
 		for (uint32_t i = depth; i < q->hi; i++) {
-			/* Release: pairs with claim()'s acquire. */
+			/* Release: pairs with mb_claim()'s acquire. */
 			__atomic_store_n(&q->tail, ++t, __ATOMIC_RELEASE);
 			m->wake(q);
 		}
@@ -440,11 +189,11 @@ static void *mb_worker(void *arg)
 		bool waited = false;
 		int measuring;
 
-		if (!claim(q)) {
+		if (!mb_claim(q)) {
 			m->wait(q);
 			waited = true;
 		}
-		/* claim()'s acquire orders this after the producer's store. */
+		/* mb_claim()'s acquire orders this after the producer's store. */
 		if (__atomic_load_n(&q->stop_workers, __ATOMIC_RELAXED))
 			break;
 		work(q->spin);
@@ -566,13 +315,13 @@ static void *mp_measure(void *arg)
 	while (__atomic_load_n(&p->running, __ATOMIC_RELAXED) < p->nbusy)
 		sched_yield();
 	for (int i = 0; i < MP_BATCH; i++)
-		(void)membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
+		(void)mb_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
 	tcount_begin(a->tc);
 	for (long b = 0; b < p->batches; b++) {
 		uint64_t t0 = now_ns();
 
 		for (int i = 0; i < MP_BATCH; i++)
-			if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0)
+			if (mb_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0)
 				die("mostlybusy: membarrier: %s",
 				    strerror(errno));
 		p->v[b] = (double)(now_ns() - t0) / MP_BATCH;
@@ -633,13 +382,13 @@ static void mp_trial(int nw, unsigned long spin, int rep, const char *series)
  */
 static const char *membarrier_register(void)
 {
-	int cmds = membarrier(MEMBARRIER_CMD_QUERY);
+	int cmds = mb_membarrier(MEMBARRIER_CMD_QUERY);
 
 	if (cmds < 0)
 		return strerror(errno);
 	if (!(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED))
 		return "MEMBARRIER_CMD_PRIVATE_EXPEDITED is not supported";
-	if (membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) != 0)
+	if (mb_membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) != 0)
 		return strerror(errno);
 	return NULL;
 }
@@ -681,7 +430,7 @@ void run_mostlybusy(void)
 {
 	const struct mech *peers[8];
 	struct mb_mech peer_mb[8];
-	const struct mb_mech *sel[MB_NMECHS + 8];
+	const struct mb_mech *sel[16];
 	size_t nsel = 0, npeers;
 	int nw = opt.threads ? opt.threads : 2;
 	uint64_t window = trial_duration_ns();
@@ -694,7 +443,7 @@ void run_mostlybusy(void)
 
 	if (!q || !ws || !tid)
 		die("out of memory");
-	for (size_t i = 0; i < MB_NMECHS; i++) {
+	for (size_t i = 0; i < mb_nmechs && nsel < 8; i++) {
 		if (!mech_selected(mb_mechs[i].name))
 			continue;
 		if (!strcmp(mb_mechs[i].name, "swait-asym") &&
@@ -708,10 +457,7 @@ void run_mostlybusy(void)
 	}
 	npeers = mechs_select(MF_PEER, peers, 8);
 	for (size_t i = 0; i < npeers; i++) {
-		peer_mb[i] = (struct mb_mech){ .name = peers[i]->name,
-			.setup = peer_setup, .teardown = peer_teardown,
-			.wake = peer_wake, .wait = peer_wait,
-			.peer = peers[i] };
+		peer_mb[i] = mb_peer(peers[i]);
 		sel[nsel++] = &peer_mb[i];
 	}
 	if (nsel == 0)
