@@ -139,8 +139,11 @@ void print_goals(FILE *f, const struct row *r, size_t n)
 		  "pingpong: swait / cond (signal after unlock)", false, NULL },
 		{ "pingpong", "round_trip", "", "swait", "sem", 1.00,
 		  "pingpong: swait / sem_t", false, NULL },
-		{ "pingpong", "round_trip", "", "swait", "nsync", 0.90,
-		  "pingpong: swait / nsync (median)", true, NULL },
+		/*
+		 * swait / nsync <= 0.90 on one CPU is retired (issue 22):
+		 * nsync is within 7 % of the raw futex there, so it would
+		 * mean beating the two system calls every handoff needs.
+		 */
 		{ "pingpong", "round_trip", "", "swait", "abseil", 0.90,
 		  "pingpong: swait / abseil CondVar (median)", true, NULL },
 		{ "broadcast", "last_running", "n=64", "swait", "futex", 1.10,
