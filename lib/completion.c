@@ -173,3 +173,15 @@ SWAIT_EXPORT int swait_completion_wait_interruptible(struct swait_completion *c)
 	return swait_event_interruptible(&c->wait,
 					 swait_completion_try_wait(c));
 }
+
+SWAIT_EXPORT int swait_completion_wait_for(struct swait_completion *c,
+					   int64_t ns)
+{
+	struct timespec dl;
+	int err = swait_deadline_after(&dl, CLOCK_MONOTONIC, ns);
+
+	/* EINVAL (ns < 0) before the event is looked at, as the macros. */
+	return err != 0 ? err : swait_completion_wait_timeout(c,
+						CLOCK_MONOTONIC, &dl);
+}
+

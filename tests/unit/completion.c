@@ -100,6 +100,80 @@ static void test_wait_timeout(void **state)
 	assert_int_equal(swait_head_destroy(&c.wait), 0);
 }
 
+/*
+ * swait_completion_wait_for(): a relative timeout on CLOCK_MONOTONIC.  0
+ * is a poll, a negative ns is EINVAL with nothing consumed, and an event
+ * posted while it sleeps ends it (the thread case below).
+ */
+static void test_wait_for(void **state)
+{
+	struct swait_completion c = SWAIT_COMPLETION_INITIALIZER;
+	long long t0;
+
+	(void)state;
+	tu_watchdog("completion wait_for");
+	/* ns == 0: a deadline already past: ETIMEDOUT, or 0 with an event. */
+	assert_int_equal(swait_completion_wait_for(&c, 0), ETIMEDOUT);
+	swait_complete(&c);
+	assert_int_equal(swait_completion_wait_for(&c, -1), EINVAL);
+	assert_int_equal(swait_completion_wait_for(&c, INT64_MIN), EINVAL);
+	assert_true(swait_completion_done(&c));	/* EINVAL consumed none */
+	assert_int_equal(swait_completion_wait_for(&c, 0), 0);
+	assert_false(swait_completion_done(&c));	/* 0 consumed it */
+	assert_int_equal(swait_completion_wait_for(&c, 0), ETIMEDOUT);
+	/* A real timeout: not before ns has passed. */
+	t0 = tu_now_ns();
+	assert_int_equal(swait_completion_wait_for(&c, 20 * 1000000LL),
+			 ETIMEDOUT);
+	assert_true(tu_now_ns() - t0 >= 20 * 1000000LL);
+	/* The longest timeout saturates: still valid, an event returns 0. */
+	swait_complete(&c);
+	assert_int_equal(swait_completion_wait_for(&c, INT64_MAX), 0);
+	/* complete_all: done for every later wait. */
+	swait_complete_all(&c);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(swait_completion_wait_for(&c, 0), 0);
+	tu_watchdog_done();
+	assert_int_equal(swait_head_destroy(&c.wait), 0);
+}
+
+static struct {
+	int tid;
+	int result;
+	int returned;
+} wf;
+
+static void *wait_for_main(void *arg)
+{
+	struct swait_completion *c = arg;
+
+	TU_STORE(&wf.tid, (int)tu_gettid());
+	/* A minute: only the complete can end it in time. */
+	wf.result = swait_completion_wait_for(c, 60 * 1000000000LL);
+	TU_STORE(&wf.returned, 1);
+	return NULL;
+}
+
+static void test_wait_for_woken(void **state)
+{
+	struct swait_completion c = SWAIT_COMPLETION_INITIALIZER;
+	pthread_t t;
+
+	(void)state;
+	memset(&wf, 0, sizeof(wf));
+	tu_watchdog("completion wait_for woken by a complete");
+	assert_int_equal(pthread_create(&t, NULL, wait_for_main, &c), 0);
+	assert_true(tu_poll(TU_LOAD(&wf.tid) != 0));
+	assert_true(tu_wait_asleep((pid_t)TU_LOAD(&wf.tid), &c.wait));
+	swait_complete(&c);
+	assert_true(tu_poll(TU_LOAD(&wf.returned)));
+	assert_int_equal(pthread_join(t, NULL), 0);
+	tu_watchdog_done();
+	assert_int_equal(wf.result, 0);
+	assert_false(swait_completion_done(&c));	/* consumed */
+	assert_int_equal(swait_head_destroy(&c.wait), 0);
+}
+
 struct comp_waiter {
 	pthread_t thread;
 	struct swait_completion *c;
@@ -274,6 +348,8 @@ int main(void)
 		cmocka_unit_test(test_try_wait_and_done),
 		cmocka_unit_test(test_n_completes_n_waits),
 		cmocka_unit_test(test_wait_timeout),
+		cmocka_unit_test(test_wait_for),
+		cmocka_unit_test(test_wait_for_woken),
 		cmocka_unit_test(test_complete_wakes_one),
 		cmocka_unit_test(test_complete_all),
 		cmocka_unit_test(test_on_stack_handshake),
