@@ -185,3 +185,80 @@ SWAIT_EXPORT int swait_completion_wait_for(struct swait_completion *c,
 						CLOCK_MONOTONIC, &dl);
 }
 
+/*
+ * WAIT_ANY WITH COMPLETIONS.  A completion's head is an ordinary member of
+ * a swait_wait_any() group: complete() flips its node (WOKEN_EVENT, so
+ * counted as no leaver) and adds to done in one critical section, like any
+ * wake_one.  What a group cannot do by itself is consume the event, and
+ * the queue layer must not learn what an event is (lib/queue.h).  So the
+ * event is consumed here, above the group, only by try_wait under the
+ * completion's lock, only for the member reported:
+ *
+ *  E1. done is the only record of an event.  A wake of the group's node
+ *      says only "look at done"; this call consumes with try_wait, which
+ *      decrements done under the lock or finds it 0.  So an event is
+ *      consumed once, by whoever's try_wait comes first.
+ *  E2. Reported iff consumed: *which names a completion member exactly
+ *      when this call's own try_wait on it returned true.  A reported wake
+ *      whose event another thread took first (its try_wait, or a waiter
+ *      woken by another complete) gives *which == n.
+ *  E3. No event lost: an event this call does not consume stays in done.
+ *      Its wake, if it flipped our node, was not the reported one, so the
+ *      next swait_prepare_any() or swait_finish_any() passes it on to the
+ *      next waiter of that completion (G5), or back to our own re-queued
+ *      node, whose next check finds the event.
+ *  E4. No sleep through an event: the caller's swait_prepare_any() ends
+ *      with O1's fence, then take_first() reads done; a complete either
+ *      wrote done before that read, or its critical section comes after
+ *      the prepare's and finds the node queued (I1), whose wake ends the
+ *      swait_wait_any() (G3).  complete_all() leaves done at UINT_MAX, so
+ *      take_first() returns at once on every call after it.
+ *
+ * It does not re-wait by itself when the event was gone (E2): that would
+ * need the caller's prepare, which re-queues every woken node, and a node
+ * of an ordinary head flipped by a wake_all meanwhile is re-queued without
+ * a pass-on (G5 passes on wake_ones only); the caller's conditions, not
+ * checked here, would then sleep through it.  The caller's loop prepares
+ * and checks them, as for any spurious return.
+ */
+static bool take_first(struct swait_head *const heads[], unsigned mask,
+		       unsigned *which)
+{
+	for (unsigned i = 0; mask != 0; i++, mask >>= 1)
+		if ((mask & 1) &&
+		    swait_completion_try_wait(completion_of(heads[i]))) {
+			*which = i;
+			return true;
+		}
+	return false;
+}
+
+SWAIT_EXPORT int swait_completion_wait_any(struct swait_head *const heads[],
+					   unsigned n,
+					   struct swait_waiter ws[],
+					   unsigned completions,
+					   unsigned flags, clockid_t clock,
+					   const struct timespec *deadline,
+					   unsigned *which)
+{
+	unsigned i;
+	int err;
+
+	/* All of swait_wait_any()'s checks first: nothing consumed on EINVAL. */
+	if (n < 1 || n > SWAIT_ANY_MAX || (completions >> n) != 0 ||
+	    (flags & ~(SWAIT_INTERRUPTIBLE | SWAIT_NOSPIN)) ||
+	    !swait_deadline_valid(clock, deadline))
+		return EINVAL;
+	if (take_first(heads, completions, which))	/* E4 */
+		return 0;
+	err = swait_wait_any(heads, n, ws, flags, clock, deadline, &i);
+	if (err != 0)	/* one last look, as the event macros take */
+		return take_first(heads, completions, which) ? 0 : err;
+	if (!(completions & (1u << i)))
+		*which = i;	/* an ordinary head's wake */
+	else if (swait_completion_try_wait(completion_of(heads[i])))
+		*which = i;	/* E2: reported, consumed */
+	else
+		*which = n;	/* E2: taken by another thread first */
+	return 0;
+}
