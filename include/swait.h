@@ -450,6 +450,8 @@ bool swait_has_sleeper(struct swait_head *head) SWAIT_NONNULL(1);
  * work, so a caller that takes one thing and leaves takes it from
  * heads[*which] when that head has any (the library's model checker
  * proves the protocol under this rule).
+ * A completion may be a member through its head (&c->wait): wait with
+ * swait_completion_wait_any() (below), which consumes its events.
  * n is 1 to SWAIT_ANY_MAX; the heads must be distinct.  The nodes form one
  * group from swait_prepare_any() to swait_finish_any(): do not pass them
  * to the single-head calls in between.  Heads may be PI heads or not.
@@ -914,8 +916,8 @@ bool swait_completion_done(struct swait_completion *c) SWAIT_NONNULL(1);
  * member, and none otherwise: not on a return naming an ordinary head,
  * nor on ETIMEDOUT or EINTR.  An event whose wake reached this group but
  * was not reported stays posted, and its wake is passed on to the next
- * waiter of that completion by swait_prepare_any() or swait_finish_any()
- * (G5 in lib/any.c), as every unreported wake_one is: no event is lost.
+ * waiter of that completion by swait_prepare_any() or swait_finish_any(),
+ * as every unreported wake_one is: no event is lost.
  *
  * Returns
  *   0		*which < n: heads[*which]'s wake ended the wait (the lowest
@@ -934,18 +936,14 @@ bool swait_completion_done(struct swait_completion *c) SWAIT_NONNULL(1);
  * may be freed once every thread waiting on it has returned from
  * swait_finish_any() (which takes its lock).  A cancellation point.
  *
- * Why a call of its own rather than a hook inside swait_wait_any(): the
- * queue layer does not know completions (lib/queue.h), and consuming in
- * the group's wait would need a node re-queued in the middle of a wait,
- * a new step of the group protocol (tests/model/group.pml).  Here the
- * group protocol is used as it stands: the count is consumed only by
- * swait_completion_try_wait(), under the completion's lock, and only for
- * the member reported; the wake of that member counts as consumed by the
- * next swait_prepare_any(), every other one is passed on.  When the event
- * the reported wake stood for was taken by another thread, the call does
- * not sleep again itself (a re-queue there would not let the caller see
- * a wake_all that reached an ordinary head meanwhile): it returns n, and
- * the caller's loop prepares, re-checks and calls again.
+ * Why a call of its own rather than completions inside swait_wait_any():
+ * the wait queue layer knows nothing of completions, and consuming inside
+ * the group's wait would need a new step of its protocol.  This call uses
+ * that protocol as it stands and consumes only through
+ * swait_completion_try_wait(), under the completion's lock.  It does not
+ * sleep again by itself after an event was taken first: only the caller
+ * re-checks the other heads' conditions, which a swait_wake_all() on them
+ * may have made true meanwhile (lib/completion.c, E1-E4).
  */
 int swait_completion_wait_any(struct swait_head *const heads[], unsigned n,
 			      struct swait_waiter waiters[],
