@@ -92,6 +92,7 @@ SWAIT_EXPORT void swait_prepare_any(struct swait_head *const heads[],
 {
 	uint32_t *g = &ws[0].group;
 	uint32_t pass = 0, left = 0, consumed;
+	bool front = false;
 
 	swait_check(group_size_ok(n),
 		    "swait_prepare_any: n must be 1..SWAIT_ANY_MAX "
@@ -146,8 +147,10 @@ SWAIT_EXPORT void swait_prepare_any(struct swait_head *const heads[],
 				__atomic_fetch_and(g, ~(1u << i),
 						   __ATOMIC_RELAXED);
 		}
+		front |= list_is_first(&h->list, &w->link);
 		swait_head_unlock(h);
 	}
+	swait_spin_note_front(front);	/* S6 (lib/spin.c) */
 	/* Behind our re-queued node: to another waiter, if there is one. */
 	pass_on(heads, pass);
 	leave(heads, left);
@@ -248,13 +251,6 @@ SWAIT_EXPORT int swait_wait_any(struct swait_head *const heads[], unsigned n,
 		    SWAIT_GROUP,
 		    "swait_wait_any: waiters[] was not prepared with "
 		    "swait_prepare_any() [heads, waiters]", heads, ws, NULL);
-	/* S6 (lib/spin.c): spin only if first on a head (unlocked peeks). */
-	ctx.flags |= SWAIT_NOSPIN;
-	for (unsigned i = 0; i < n; i++)
-		if (list_is_first(&heads[i]->list, &ws[i].link)) {
-			ctx.flags = flags;
-			break;
-		}
 	swait_trace2(wait_start, heads[0], ws);
 	err = wait_any_cancellable(&ctx);
 	swait_trace3(wait_end, heads[0], ws,

@@ -60,9 +60,13 @@
  *      whose wakers run elsewhere opts in with its own swait_set_spin()
  *      cap; only the process default is withheld.
  *
- *  S6. Only the waiter at the front of its queue spins (the caller checks,
- *      with an unlocked peek at the head's first node: a hint, and any
- *      answer is safe).  wake_one and complete wake the oldest waiter, so
+ *  S6. Only the waiter at the front of its queue spins: the prepare notes,
+ *      under the head's lock, whether its waiter is first, and the
+ *      thread's next spin reads that note, not the head (a woken waiter's
+ *      head may already be freed).  A hint: a waiter that becomes first
+ *      between its prepare and its sleep does not spin that once, and a
+ *      thread that prepares on two heads before sleeping on one gets the
+ *      second's note; either only changes whether a spin happens.  wake_one and complete wake the oldest waiter, so
  *      one behind another is not woken by the next of them, and a crowd
  *      that re-sleeps after a wake_all (a broadcast head's waiters, more
  *      of them than CPUs) would otherwise each burn the cap on the CPUs
@@ -108,10 +112,11 @@ struct spin_thread {
 	uint8_t one_cpu;	/* S4 */
 	uint8_t rt_pinned;	/* S5 */
 	uint16_t affinity_age;
+	uint8_t front;		/* S6: the last prepare's note */
 };
 
 static SWAIT_TLS struct spin_thread me = {
-	SWAIT_SPIN_DEFAULT, 0, 0, 0, 0, 0, 0
+	SWAIT_SPIN_DEFAULT, 0, 0, 0, 0, 0, 0, 1
 };
 
 /*
@@ -204,13 +209,18 @@ static int64_t now_ns(clockid_t clock)
 	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
-/* How long this spin may last, in ns: 0 for none (S2-S5). */
+void swait_spin_note_front(bool front)
+{
+	me.front = front;
+}
+
+/* How long this spin may last, in ns: 0 for none (S2-S6). */
 static long budget(unsigned flags, clockid_t clock,
 		   const struct timespec *deadline)
 {
 	long cap;
 
-	if (flags & SWAIT_NOSPIN)
+	if ((flags & SWAIT_NOSPIN) || !me.front)
 		return 0;
 	cap = thread_cap();
 	if (cap == 0)

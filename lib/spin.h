@@ -9,6 +9,7 @@
 #ifndef SWAIT_SPIN_H
 #define SWAIT_SPIN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -23,5 +24,13 @@
 uint32_t swait_spin(const uint32_t *word, uint32_t mask, uint32_t stay,
 		    unsigned flags, clockid_t clock,
 		    const struct timespec *deadline);
+
+/*
+ * S6: called by a prepare under its head's lock with whether the waiter
+ * is now first in the queue (a wait_any group: first on any head); this
+ * thread's next spin happens only if it was.  A hint kept per thread, so
+ * the sleep that follows need not look at a head a waker may have let go.
+ */
+void swait_spin_note_front(bool front);
 
 #endif

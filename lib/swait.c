@@ -337,6 +337,8 @@ static void prepare(struct swait_head *h, struct swait_waiter *w,
 		w->group = tag;
 		store_relaxed(&w->state, SWAIT_QUEUED);
 	}
+	/* S6 (lib/spin.c): whether the next sleep may spin. */
+	swait_spin_note_front(list_is_first(&h->list, &w->link));
 #if SWAIT_TEST_HOOKS
 	{
 		void (*hook)(struct swait_head *) = __atomic_load_n(
@@ -408,11 +410,10 @@ static int sleep_announced(struct swait_head *h, struct swait_waiter *w,
 
 	/*
 	 * S1 (lib/spin.c): poll our word for a while first.  A wake seen
-	 * here is taken as a failed announce takes it, below.  S6: only
-	 * from the front of the queue (an unlocked peek: a hint).
+	 * here is taken as a failed announce takes it, below.  Not a look
+	 * at h: once a waker has flipped us, h may be gone (S6 is decided
+	 * in prepare, under the lock).
 	 */
-	if (!list_is_first(&h->list, &w->link))
-		flags |= SWAIT_NOSPIN;
 	s = swait_spin(&w->state, ~0u, SWAIT_QUEUED, flags, clock, deadline);
 	/*
 	 * O2: announce.  Acquire on failure: a WOKEN_* we read publishes the

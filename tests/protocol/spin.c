@@ -611,6 +611,8 @@ static void test_only_front_spins(void **state)
 	swait_wake_one(&head);			/* front's */
 	assert_int_equal(pthread_join(t, NULL), 0);
 	assert_int_equal(front.err, 0);
+	/* The note is taken at prepare (S6): prepare again, as loops do. */
+	swait_prepare(&head, &w);
 	dl = in_ms(20);
 	assert_int_equal(swait_sleep(&head, &w, 0, CLOCK_MONOTONIC, &dl),
 			 ETIMEDOUT);
