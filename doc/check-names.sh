@@ -15,7 +15,7 @@
 # check-names.sh --mentions HEADER PAGE
 #	Every public name in HEADER (<swait/kernel.h>: its inline functions
 #	and upper- or lower-case macros, less the guard and the swait_kernel_*
-#	helpers) appears in the text of PAGE.
+#	and SWAIT_KERNEL_* helpers) appears in the text of PAGE.
 set -u
 
 functions() {
@@ -34,7 +34,7 @@ if [ "${1:-}" = --mentions ]; then
 	header=$2 page=$3
 	for name in $(functions "$header") $(macros "$header"); do
 		case "$name" in
-		SWAIT_KERNEL_H|swait_kernel_*) continue ;;
+		SWAIT_KERNEL_H|swait_kernel_*|SWAIT_KERNEL_*) continue ;;
 		esac
 		n=$((n + 1))
 		if ! grep -q "$name" "$page"; then
