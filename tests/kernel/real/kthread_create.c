@@ -32,7 +32,7 @@ static int list_empty(const struct list_head *h)
 	return READ_ONCE(h->next) == h;
 }
 #define list_entry(p, type, member) \
-	((type *)((char *)(p) - __builtin_offsetof(type, member)))
+	((type *)(void *)((char *)(p) - __builtin_offsetof(type, member)))
 #define xchg(p, v) __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST)
 
 struct kthread_create_info {
