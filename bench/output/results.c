@@ -27,6 +27,7 @@ static size_t ntrials, cap_trials;
 
 struct counted {
 	const char *scenario, *mech;
+	const char *placement;	/* the --cpus running when counted */
 	char series[32];
 	double fwake, fwait;
 };
@@ -105,6 +106,7 @@ void counts_set(const char *scenario, const char *series, const char *mech,
 		die("out of memory");
 	counted[ncounted].scenario = scenario;
 	counted[ncounted].mech = mech;
+	counted[ncounted].placement = placement_name(opt.cpus);
 	snprintf(counted[ncounted].series, sizeof(counted[0].series), "%s",
 		 series);
 	counted[ncounted].fwake = fwake;
@@ -287,7 +289,13 @@ size_t results_rows(struct row **out)
 		r->fwake = xs[j].fw_n ? xs[j].fwake_sum / xs[j].fw_n : NAN;
 		r->fwait = xs[j].fw_n ? xs[j].fwait_sum / xs[j].fw_n : NAN;
 		for (size_t k = 0; k < ncounted; k++)
+			/*
+			 * Placement too: pingpong runs under same and
+			 * split, and split's counts (a spinning swait
+			 * makes none) once landed on same's rows.
+			 */
 			if (strcmp(counted[k].scenario, r->scenario) == 0 &&
+			    strcmp(counted[k].placement, r->placement) == 0 &&
 			    strcmp(counted[k].series, r->series) == 0 &&
 			    strcmp(counted[k].mech, r->mech) == 0) {
 				r->fwake = counted[k].fwake;
