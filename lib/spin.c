@@ -60,18 +60,19 @@
  *      whose wakers run elsewhere opts in with its own swait_set_spin()
  *      cap; only the process default is withheld.
  *
- *  S6. Only the waiter at the front of its queue spins: the prepare notes,
- *      under the head's lock, whether its waiter is first, and the
- *      thread's next spin reads that note, not the head (a woken waiter's
- *      head may already be freed).  A hint: a waiter that becomes first
- *      between its prepare and its sleep does not spin that once, and a
- *      thread that prepares on two heads before sleeping on one gets the
- *      second's note; either only changes whether a spin happens.  wake_one and complete wake the oldest waiter, so
- *      one behind another is not woken by the next of them, and a crowd
- *      that re-sleeps after a wake_all (a broadcast head's waiters, more
- *      of them than CPUs) would otherwise each burn the cap on the CPUs
- *      the rest of the crowd needs to run: one spins at a time instead.
- *      swait_wait_any() spins when it is first on any of its heads.
+ *  S6. Only the waiter at the front of its queue spins.  wake_one and
+ *      complete wake the oldest waiter, so one behind another is not woken
+ *      by the next of them, and a crowd that re-sleeps after a wake_all (a
+ *      broadcast head's waiters, more of them than CPUs) would otherwise
+ *      each burn the cap on the CPUs the rest of the crowd needs to run:
+ *      one spins at a time instead.  A swait_wait_any() group spins when
+ *      it is first on any of its heads.  The prepare notes, under the
+ *      head's lock, whether its waiter is first, and the thread's next
+ *      spin reads that note, not the head (a woken waiter's head may
+ *      already be freed).  A hint: a waiter that becomes first between its
+ *      prepare and its sleep does not spin that once, and a thread that
+ *      prepares on two heads before sleeping on one gets the second's
+ *      note; either only changes whether a spin happens.
  *
  * The state is thread-local (initial-exec TLS, lib/internal.h), touched
  * only by the thread's own sleeps and swait_set_spin().
