@@ -130,6 +130,12 @@ const char *peer_missing_why(const char *name);
 /* Print the peers that were not built, a line each, for --help. */
 void peers_missing_print(FILE *f);
 
+/*
+ * The calling thread's libswait sleeps spin (false: the default cap) or
+ * not (true: cap 0), for swait-nospin; a system call only on a change.
+ */
+void spin_as(bool nospin);
+
 /* Raw futex wrappers, counted per thread. */
 extern _Thread_local unsigned long tl_futex_wake, tl_futex_wait;
 void bench_futex_wake(uint32_t *word, int n);

@@ -118,7 +118,12 @@ static void close_section(struct task_struct *t, bool keep)
 
 static void store_state(struct task_struct *t, unsigned int state)
 {
-	/* The kernel's smp_store_mb(): the state before the condition. */
+	/*
+	 * The kernel's smp_store_mb(): the state before the condition.  No
+	 * wake here depends on it (wakes go through the queue, whose prepare
+	 * has O1's fence); full order is kept for kernel code that reads
+	 * another task's ->state, as the kernel's set_current_state() gives.
+	 */
 	__atomic_store_n(&t->__state, state, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&t->state, (long)state, __ATOMIC_SEQ_CST);
 }

@@ -56,10 +56,7 @@ static inline bool list_empty(const struct swait_list *anchor)
 	return n == NULL || n == anchor;
 }
 
-/*
- * Safe without the lock, as list_empty(): whether l is anchor's first
- * node.  Only a hint when read unlocked (the answer may change at once).
- */
+/* Whether l is anchor's first node.  Under the head's lock (S6). */
 static inline bool list_is_first(const struct swait_list *anchor,
 				 const struct swait_list *l)
 {

@@ -106,7 +106,7 @@ static void swait_post(struct chan *c)
  */
 static _Thread_local bool tl_nospin;
 
-static void spin_as(bool nospin)
+void spin_as(bool nospin)
 {
 	if (tl_nospin == nospin)
 		return;

@@ -69,6 +69,7 @@ static uint32_t gen_acquire(struct bc *b)
 
 static void swait_bwait(struct bc *b, uint32_t r)
 {
+	spin_as(false);
 	swait_event(&b->head, gen_acquire(b) > r);
 }
 
@@ -78,14 +79,10 @@ static void swait_bwake(struct bc *b, uint32_t r)
 	swait_wake_all(&b->head);
 }
 
-/* Waiter threads are a trial's own: the cap stays 0 for the trial. */
 static void nospin_bwait(struct bc *b, uint32_t r)
 {
-	static _Thread_local bool off;
-
-	if (!off && swait_set_spin(0, NULL) == 0)
-		off = true;
-	swait_bwait(b, r);
+	spin_as(true);
+	swait_event(&b->head, gen_acquire(b) > r);
 }
 
 static void cond_bwait(struct bc *b, uint32_t r)
