@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * sigwake.c - the four wakes called from a signal handler that interrupted
- * the thread holding the same head's lock (lib/headlock.c, L1-L7).
+ * sigwake.c - the four wakes, and the two peeks (swait_active,
+ * swait_has_sleeper), called from a signal handler that interrupted the
+ * thread holding the same head's lock (lib/headlock.c, L1-L7).
  *
  * Deterministic: a test hook runs inside swait_prepare()'s critical
  * section and raise()s the signal there, so the handler always lands while
@@ -30,7 +31,7 @@ extern void (*swait_hook_prepare_locked)(struct swait_head *head);
 extern unsigned long swait_hook_deferred;
 
 enum op { OP_WAKE_ONE, OP_WAKE_ALL, OP_COMPLETE, OP_COMPLETE_ALL, OP_NONE,
-	  OP_COMPLETE_MANY, OP_COMPLETE_THEN_ALL };
+	  OP_COMPLETE_MANY, OP_COMPLETE_THEN_ALL, OP_PEEK };
 
 /*
  * More completes than a PI head's posted count holds (2,047, lib/headlock.c
@@ -45,6 +46,7 @@ static struct swait_completion comp;
 static struct swait_head other;		/* a head the thread does not hold */
 static struct swait_head *hook_target;
 static int hook_fired;
+static int peek_active = -1, peek_sleeper = -1;	/* OP_PEEK's answers */
 
 static void on_signal(int sig)
 {
@@ -74,6 +76,11 @@ static void on_signal(int sig)
 	case OP_COMPLETE_THEN_ALL:
 		swait_complete(&comp);
 		swait_complete_all(&comp);
+		break;
+	case OP_PEEK:
+		/* Async-signal-safe too: a load and a barrier, no lock. */
+		peek_active = swait_active(&comp.wait);
+		peek_sleeper = swait_has_sleeper(&comp.wait);
 		break;
 	}
 }
@@ -269,6 +276,28 @@ static void run_complete_then_all(bool pi)
 	tu_watchdog_disarm();
 }
 
+/*
+ * swait_active() and swait_has_sleeper() from a handler on the holder
+ * (swait.h and swait(7) call them async-signal-safe): no hang (they take
+ * no lock), no misuse abort in debug builds, and the true answer: the
+ * interrupted prepare had already queued its waiter.
+ */
+static void run_peek(bool pi)
+{
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+
+	init_heads(pi);
+	peek_active = peek_sleeper = -1;
+	tu_watchdog_arm(20, "swait_active/has_sleeper from a handler on the "
+			"holder", NULL);
+	prepare_with_signal(&w, OP_PEEK);
+	assert_int_equal(peek_active, 1);
+	assert_int_equal(peek_sleeper, 1);
+	swait_finish(&comp.wait, &w);
+	assert_int_equal(swait_head_destroy(&comp.wait), 0);
+	tu_watchdog_disarm();
+}
+
 #define BOTH(name)							\
 	static void name##_plain(void **s) { (void)s; run_##name(false); } \
 	static void name##_pi(void **s) { (void)s; run_##name(true); }
@@ -279,6 +308,7 @@ BOTH(complete_all)
 BOTH(other_head)
 BOTH(complete_many)
 BOTH(complete_then_all)
+BOTH(peek)
 
 int main(void)
 {
@@ -297,6 +327,8 @@ int main(void)
 		cmocka_unit_test(complete_many_pi),
 		cmocka_unit_test(complete_then_all_plain),
 		cmocka_unit_test(complete_then_all_pi),
+		cmocka_unit_test(peek_plain),
+		cmocka_unit_test(peek_pi),
 	};
 
 	if (tu_emulator_shares_tls()) {
