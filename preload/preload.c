@@ -14,6 +14,26 @@
  * default version, which is ours too.  glibc's own internal waits do not go
  * through these names and stay glibc's.
  *
+ * Which ABIs.  x86-64 and arm64; and i386 and armhf, whose own time_t is
+ * 32 bits.  There glibc has two entries for each timed wait, and the
+ * preload defines both: pthread_cond_timedwait@GLIBC_2.3.2 (armhf:
+ * @GLIBC_2.4) and pthread_cond_clockwait@GLIBC_2.30/2.34 take a struct
+ * timespec of two 32-bit fields (programs built with the default time_t),
+ * which the preload widens for the face without changing a value;
+ * __pthread_cond_timedwait64 and __pthread_cond_clockwait64@GLIBC_2.34 take
+ * the 64-bit one (programs built with _TIME_BITS=64, as the face is).
+ * Each counts as a wait.
+ *
+ * Not taken: i386's pthread_cond_*@GLIBC_2.0, bound by programs linked
+ * against glibc 2.0-2.3.1.  Their pthread_cond_t was LinuxThreads' 12
+ * bytes, and a swait_cond_t needs 48, so the face cannot live in that
+ * storage; the preload defines no GLIBC_2.0 version of these names, and
+ * such references bind to glibc.  glibc keeps only a pointer there, to a
+ * 48-byte condvar it allocates, and jumps to its own current functions
+ * directly, not through these names, so that condvar is glibc's throughout
+ * and the two implementations never meet on one object.  armhf has no such
+ * versions (its port begins at GLIBC_2.4).
+ *
  * Whose condvar.  A swait_cond_t fits a pthread_cond_t's storage (size and
  * alignment, checked in lib/cond.c), and all-zero bytes are a valid one, as
  * they are a valid glibc condvar: static initialisers and std::condition_
@@ -136,53 +156,163 @@ EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 	return swait_cond_wait(face(c), m);
 }
 
-EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
-				  const struct timespec *t)
+/* ------------------------------------------------------------ timed waits */
+
+/*
+ * The deadline in the ABI's own struct timespec: what pthread_cond_
+ * timedwait@V and pthread_cond_clockwait@GLIBC_2.30/2.34 take.  On LP64
+ * that is the preload's own struct timespec.  On i386 and armhf it is two
+ * 32-bit fields: glibc keeps those names for programs built with the
+ * default 32-bit time_t, and gives programs built with _TIME_BITS=64 (the
+ * face and the preload among them) entries of their own, below.  A struct
+ * of its own on either side, so that one body serves both.
+ */
+#if SWAIT_PRELOAD_TIME32
+struct abi_timespec {
+	int32_t tv_sec;
+	int32_t tv_nsec;
+};
+
+_Static_assert(sizeof(time_t) == 8 && sizeof(struct abi_timespec) == 8,
+	       "a 32-bit ABI: the face's time_t is 64 bits, the ABI's 32");
+
+/*
+ * The face's deadline for a 32-bit one.  Both fields keep their values
+ * (tv_sec sign-extended: a time before 1970 is still in the past), so the
+ * face's checks are glibc's: a tv_nsec outside [0, 1e9) is EINVAL, checked
+ * before the mutex is released, as glibc's 32-bit entries return it (they
+ * widen the same way, then call the 64-bit ones, which check first).
+ * NULL stays NULL: EINVAL from the face, where glibc would fault.
+ */
+static const struct timespec *deadline(const struct abi_timespec *t,
+				       struct timespec *wide)
 {
+	if (!t)
+		return NULL;
+	/* Zeroed first: the 64-bit struct has a padding word beside tv_nsec
+	 * that no stale stack byte should fill. */
+	memset(wide, 0, sizeof(*wide));
+	wide->tv_sec = t->tv_sec;
+	wide->tv_nsec = t->tv_nsec;
+	return wide;
+}
+#else
+struct abi_timespec {
+	struct timespec ts;
+};
+
+static const struct timespec *deadline(const struct abi_timespec *t,
+				       struct timespec *wide)
+{
+	(void)wide;
+	return t ? &t->ts : NULL;
+}
+#endif
+
+typedef int timedwait_fn(pthread_cond_t *, pthread_mutex_t *,
+			 const struct abi_timespec *);
+typedef int clockwait_fn(pthread_cond_t *, pthread_mutex_t *, clockid_t,
+			 const struct abi_timespec *);
+
+/*
+ * Named by .symver, not in C: with _TIME_BITS=64 on a 32-bit ABI,
+ * <pthread.h> renames a definition of pthread_cond_timedwait to glibc's
+ * 64-bit entry.
+ */
+EXPORT int swait_preload_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
+				   const struct abi_timespec *t);
+__asm__(".symver swait_preload_timedwait,pthread_cond_timedwait@@" V);
+
+EXPORT int swait_preload_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
+				   const struct abi_timespec *t)
+{
+	struct timespec wide;
+
 	if (is_glibc(c))
 		return REAL(r_timedwait, "pthread_cond_timedwait", V,
-			    int (*)(pthread_cond_t *, pthread_mutex_t *,
-				    const struct timespec *))(c, m, t);
+			    timedwait_fn *)(c, m, t);
 	count(&n_waits);
-	return swait_cond_timedwait(face(c), m, t);
+	return swait_cond_timedwait(face(c), m, deadline(t, &wide));
 }
 
-typedef int clockwait_fn(pthread_cond_t *, pthread_mutex_t *, clockid_t,
-			 const struct timespec *);
-
 static int clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
-		     const struct timespec *t)
+		     const struct abi_timespec *t)
 {
+	struct timespec wide;
+
 	if (is_glibc(c))
 		return REAL(r_clockwait, "pthread_cond_clockwait", "GLIBC_2.34",
 			    clockwait_fn *)(c, m, clock, t);
 	count(&n_waits);
-	return swait_cond_clockwait(face(c), m, clock, t);
+	return swait_cond_clockwait(face(c), m, clock, deadline(t, &wide));
 }
 
 /* Both versions programs bind: GLIBC_2.30 (built on 2.30-2.33), 2.34. */
 EXPORT int swait_preload_clockwait_230(pthread_cond_t *c, pthread_mutex_t *m,
 				       clockid_t clock,
-				       const struct timespec *t);
+				       const struct abi_timespec *t);
 EXPORT int swait_preload_clockwait_234(pthread_cond_t *c, pthread_mutex_t *m,
 				       clockid_t clock,
-				       const struct timespec *t);
+				       const struct abi_timespec *t);
 __asm__(".symver swait_preload_clockwait_230,pthread_cond_clockwait@GLIBC_2.30");
 __asm__(".symver swait_preload_clockwait_234,pthread_cond_clockwait@@GLIBC_2.34");
 
 EXPORT int swait_preload_clockwait_230(pthread_cond_t *c, pthread_mutex_t *m,
 				       clockid_t clock,
-				       const struct timespec *t)
+				       const struct abi_timespec *t)
 {
 	return clockwait(c, m, clock, t);
 }
 
 EXPORT int swait_preload_clockwait_234(pthread_cond_t *c, pthread_mutex_t *m,
 				       clockid_t clock,
-				       const struct timespec *t)
+				       const struct abi_timespec *t)
 {
 	return clockwait(c, m, clock, t);
 }
+
+#if SWAIT_PRELOAD_TIME32
+/*
+ * The entries of programs built with _TIME_BITS=64 on i386 and armhf:
+ * glibc 2.34's <pthread.h> redirects their pthread_cond_timedwait and
+ * pthread_cond_clockwait here.  Their struct timespec is the face's, so
+ * the deadline passes through as it is.
+ */
+typedef int timedwait64_fn(pthread_cond_t *, pthread_mutex_t *,
+			   const struct timespec *);
+typedef int clockwait64_fn(pthread_cond_t *, pthread_mutex_t *, clockid_t,
+			   const struct timespec *);
+static fn_t r_timedwait64, r_clockwait64;
+
+EXPORT int swait_preload_timedwait64(pthread_cond_t *c, pthread_mutex_t *m,
+				     const struct timespec *t);
+EXPORT int swait_preload_clockwait64(pthread_cond_t *c, pthread_mutex_t *m,
+				     clockid_t clock, const struct timespec *t);
+__asm__(".symver swait_preload_timedwait64,__pthread_cond_timedwait64@@GLIBC_2.34");
+__asm__(".symver swait_preload_clockwait64,__pthread_cond_clockwait64@@GLIBC_2.34");
+
+EXPORT int swait_preload_timedwait64(pthread_cond_t *c, pthread_mutex_t *m,
+				     const struct timespec *t)
+{
+	if (is_glibc(c))
+		return REAL(r_timedwait64, "__pthread_cond_timedwait64",
+			    "GLIBC_2.34", timedwait64_fn *)(c, m, t);
+	count(&n_waits);
+	return swait_cond_timedwait(face(c), m, t);
+}
+
+EXPORT int swait_preload_clockwait64(pthread_cond_t *c, pthread_mutex_t *m,
+				     clockid_t clock, const struct timespec *t)
+{
+	if (is_glibc(c))
+		return REAL(r_clockwait64, "__pthread_cond_clockwait64",
+			    "GLIBC_2.34", clockwait64_fn *)(c, m, clock, t);
+	count(&n_waits);
+	return swait_cond_clockwait(face(c), m, clock, t);
+}
+#endif
+
+/* ------------------------------------------------------------ wakes */
 
 EXPORT int pthread_cond_signal(pthread_cond_t *c)
 {
