@@ -215,6 +215,16 @@ static void describe(FILE *out)
 			__atomic_load_n(&workers[i].iters, __ATOMIC_RELAXED),
 			__atomic_load_n(&workers[i].max_depth,
 					__ATOMIC_RELAXED));
+	/* Handlers still running with no iterations: a livelock, not a hang. */
+	for (int i = 0; i < nworkers; i++) {
+		unsigned long f = 0;
+
+		for (int k = 0; k < NTIMERS; k++)
+			f += __atomic_load_n(&workers[i].slot[k].fired,
+					     __ATOMIC_RELAXED);
+		fprintf(out, "worker %d: handlers ran %lu times\n", i, f);
+	}
+	fprintf(out, "period %ld ns\n", period_ns);
 	fprintf(out, "posted %lu\n",
 		__atomic_load_n(&swait_hook_deferred, __ATOMIC_RELAXED));
 }
@@ -226,6 +236,49 @@ static unsigned long drain(struct swait_completion *c)
 	while (swait_completion_try_wait(c))
 		n++;
 	return n;
+}
+
+/*
+ * What one signal costs this thread, handler included: raise() delivers
+ * before it returns.  The median of five rounds, so that one descheduled
+ * round neither sets nor hides it.
+ */
+static struct swait_completion calib;
+
+static void on_calib(int sig)
+{
+	(void)sig;
+	swait_complete(&calib);
+}
+
+static long long signal_cost_ns(void)
+{
+	enum { ROUNDS = 5, PER_ROUND = 200 };
+	long long t[ROUNDS], t0, tmp;
+	struct sigaction sa, old;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_calib;
+	sigemptyset(&sa.sa_mask);
+	swait_completion_init(&calib);
+	assert_int_equal(sigaction(SIGRTMIN, &sa, &old), 0);
+	for (int r = 0; r < ROUNDS; r++) {
+		t0 = tu_now_ns();
+		for (int i = 0; i < PER_ROUND; i++)
+			assert_int_equal(raise(SIGRTMIN), 0);
+		t[r] = (tu_now_ns() - t0) / PER_ROUND;
+	}
+	assert_int_equal(sigaction(SIGRTMIN, &old, NULL), 0);
+	/* Every raise ran its handler, and each complete counted. */
+	assert_int_equal(drain(&calib), ROUNDS * PER_ROUND);
+	assert_int_equal(swait_head_destroy(&calib.wait), 0);
+	for (int i = 1; i < ROUNDS; i++)
+		for (int j = i; j > 0 && t[j - 1] > t[j]; j--) {
+			tmp = t[j];
+			t[j] = t[j - 1];
+			t[j - 1] = tmp;
+		}
+	return t[ROUNDS / 2];
 }
 
 static void run(int n, bool nodefer)
@@ -240,11 +293,26 @@ static void run(int n, bool nodefer)
 	nworkers = n;
 	storm = nodefer;
 	/*
-	 * 64,000 timer expiries a second per case (40,000 in the storm).
-	 * Much faster livelocks a thread on a virtual CPU, where a signal
-	 * costs ~10 us: 16 timers every 175 us left it 0.1 % of its loop.
+	 * 64,000 timer expiries a second per case (40,000 in the storm),
+	 * where signals are cheap enough.  Faster livelocks a thread: the
+	 * handlers take all its time and the loop never ends (16 timers
+	 * every 175 us left it 0.1 % of its loop on a virtual CPU where a
+	 * signal costs ~10 us; a 32-bit program on a 64-bit kernel, and
+	 * qemu-user, pay more per signal).  So the period is at least four
+	 * times what the signals of one period cost each thread, on its
+	 * share of the CPUs: they take at most a quarter of its time.  A
+	 * storm handler makes 8 completes, counted as a second signal.
 	 */
 	period_ns = nodefer ? 100000 : 250000L * n;
+	{
+		long long cost = signal_cost_ns() * (nodefer ? 2 : 1);
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		long share = cpus > 0 && n > cpus ? (n + cpus - 1) / cpus : 1;
+		long long floor_ns = 4 * cost * (nodefer ? 1 : NTIMERS) * share;
+
+		if (period_ns < floor_ns)
+			period_ns = (long)floor_ns;
+	}
 	if (valgrind)
 		period_ns *= 40;
 	run_ns = (long long)tu_scale(1000) * 1000000LL;
@@ -313,10 +381,11 @@ static void run(int n, bool nodefer)
 		if (workers[i].max_depth > max_depth)
 			max_depth = workers[i].max_depth;
 	}
-	printf("# %d thread(s), %s: %lu completes from handlers, deepest "
-	       "nesting %d, %lu posted to a holder\n", n,
-	       nodefer ? "1 SA_NODEFER timer each" : "16 timers each", total,
-	       max_depth, swait_hook_deferred - deferred0);
+	printf("# %d thread(s), %s every %ld us: %lu completes from "
+	       "handlers, deepest nesting %d, %lu posted to a holder\n", n,
+	       nodefer ? "1 SA_NODEFER timer each" : "16 timers each",
+	       period_ns / 1000, total, max_depth,
+	       swait_hook_deferred - deferred0);
 	if (!valgrind)
 		assert_true(swait_hook_deferred - deferred0 > 0);
 }
