@@ -94,12 +94,21 @@ cp "$here/$model" "$model"
 # shellcheck disable=SC2086
 spin -a $defs "$model" >spin.log 2>&1 ||
 	{ cat spin.log; echo "check.sh: spin -a failed" >&2; exit 2; }
+# A seeded bug's variant stops at its first error, usually within a few
+# thousand states: there -O2 (3.3 s of cc for ~0.1 s of search) and a
+# 2^26-slot hash table (0.5 s and 512 MB to clear) cost more than the
+# search.  A small table only lengthens chains; the search is as complete.
+if [ "$expect" = fail ]; then
+	opt=-O0 hash=-w20
+else
+	opt=-O2 hash=-w26
+fi
 # shellcheck disable=SC2086
-cc -O2 -w $PANFLAGS -o pan pan.c >cc.log 2>&1 ||
+cc $opt -w $PANFLAGS -o pan pan.c >cc.log 2>&1 ||
 	{ cat cc.log; echo "check.sh: cc pan.c failed" >&2; exit 2; }
 
 start=$(date +%s)
-./pan -m200000 -w26 >pan.out 2>&1 || true
+./pan -m200000 $hash >pan.out 2>&1 || true
 end=$(date +%s)
 
 errors=$(sed -n 's/.*errors: \([0-9][0-9]*\).*/\1/p' pan.out | tail -n 1)
