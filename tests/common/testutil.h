@@ -28,7 +28,8 @@
 
 /*
  * Arm the watchdog: if tu_watchdog_disarm() is not called within seconds
- * (scaled up under Valgrind, see tu_slowdown()), print "WATCHDOG: <what>"
+ * (scaled up under Valgrind, see tu_slowdown(); down by
+ * SWAIT_WATCHDOG_SCALE, a factor in (0, 1]), print "WATCHDOG: <what>"
  * and whatever describe() prints (which thread waits on what), then exit
  * with status 1.  One watchdog per process; arming again re-arms it.
  */
