@@ -98,10 +98,13 @@ spin -a $defs "$model" >spin.log 2>&1 ||
 # thousand states: there -O2 (3.3 s of cc for ~0.1 s of search) and a
 # 2^26-slot hash table (0.5 s and 512 MB to clear) cost more than the
 # search.  A small table only lengthens chains; the search is as complete.
+# The full searches: -O3 for this very CPU (pan runs where it is built)
+# searches 9 % faster than -O2 (model-enosys, 22 M states: 31.1 s -> 28.6 s
+# of user time).
 if [ "$expect" = fail ]; then
 	opt=-O0 hash=-w20
 else
-	opt=-O2 hash=-w26
+	opt="-O3 -march=native" hash=-w26
 fi
 # shellcheck disable=SC2086
 cc $opt -w $PANFLAGS -o pan pan.c >cc.log 2>&1 ||
