@@ -12,6 +12,7 @@
  * the child must exit 0.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,19 +21,26 @@
 
 #include "tu_unit.h"
 
+/* Each thread's rounds, scaled by SWAIT_STRESS_SCALE (0.02 under Valgrind,
+ * where 100,000 took 12 s a tool while threads contend from the first). */
 #define ROUNDS 100000
 
 static struct swait_head pi_head = SWAIT_HEAD_PI_INITIALIZER;
 static int started;
+static long rounds;
 /* Lock and unlock the PI head: a prepare and a finish each take it. */
 static void *contend(void *arg)
 {
 	(void)arg;
-	/* Start together, so that the three really contend. */
+	/*
+	 * Start together, so that the three really contend.  Yielding: a
+	 * bare spin holds Valgrind's one running thread for a whole time
+	 * slice, which made this test take 2 to 30 s under DRD.
+	 */
 	__atomic_add_fetch(&started, 1, __ATOMIC_RELAXED);
 	while (__atomic_load_n(&started, __ATOMIC_RELAXED) < 3)
-		;
-	for (int i = 0; i < ROUNDS; i++) {
+		sched_yield();
+	for (long i = 0; i < rounds; i++) {
 		struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
 
 		swait_prepare(&pi_head, &w);
@@ -62,6 +70,7 @@ static void run(bool underscore)
 	int status;
 	pid_t pid;
 
+	rounds = tu_scale(ROUNDS);
 	/* The parent's thread caches its id in a PI lock. */
 	swait_prepare(&pi_head, &w);
 	swait_finish(&pi_head, &w);
