@@ -154,23 +154,57 @@ static void take_locks(struct worker *w, long i)
 
 /*
  * Whether a worker goes on: until its run's end, and past it, for up to
- * 20 s more, while no handler has yet posted its call to a lock holder
- * (what the case exists to show, asserted at its end).  Where signals
- * arrive late the first such post may need longer: ThreadSanitizer holds a
- * signal back until the thread reaches one of its interceptors (16 handler
- * runs in a half-second run, none inside a hold, in one CI run).  Not
- * under Valgrind, whose short runs may see none (see run()).
+ * 20 s more, while no handler has yet posted its call to a lock holder or
+ * one of this worker's timers has not yet run its handler (what the case
+ * exists to show, asserted at its end).  Where signals arrive late these
+ * may need longer: ThreadSanitizer holds a signal back until the thread
+ * reaches one of its interceptors (16 handler runs in a half-second run,
+ * none inside a hold, in one CI run).  Not under Valgrind, whose short
+ * runs may see none (see run()).
  */
-static bool more(long long end)
+static bool more(const struct worker *w, long long end)
 {
 	long long now = tu_now_ns();
+	bool unfired = false;
 
 	if (now < end)
 		return true;
-	return !valgrind && now < end + 20000000000LL &&
-	       __atomic_load_n(&swait_hook_deferred, __ATOMIC_RELAXED) ==
-	       deferred_at_start;
+	if (valgrind || now >= end + 20000000000LL)
+		return false;
+	for (int k = 0; k < w->ntimers; k++)
+		if (__atomic_load_n(&w->slot[k].fired, __ATOMIC_RELAXED) == 0)
+			unfired = true;
+	/* Relaxed: a post seen late only runs one more batch. */
+	return unfired || __atomic_load_n(&swait_hook_deferred,
+					  __ATOMIC_RELAXED) == deferred_at_start;
 }
+
+/*
+ * ThreadSanitizer's runtime in GCC 12 keeps the mask it restores after
+ * running deferred handlers in one slot per thread.  When a signal lands
+ * between its "none pending" store and its blocking of all signals, and
+ * a handler then reaches an interceptor, the inner run saves the
+ * all-blocked mask over the outer run's, and the thread is left with
+ * every signal blocked for good (seen here: SigBlk fffffffe7ffbfeff,
+ * the 16 timer signals pending, no handler run for 20 s).  The thread
+ * states its own mask again so that the case goes on testing the
+ * library rather than stopping on the sanitizer; each repair is counted
+ * and printed.  Elsewhere this is never needed and never done.
+ */
+#ifdef __SANITIZE_THREAD__
+static unsigned long tsan_unblocks;	/* atomic */
+
+static void unblock_timers(const sigset_t *set)
+{
+	sigset_t now;
+
+	if (pthread_sigmask(SIG_UNBLOCK, set, &now) == 0 &&
+	    sigismember(&now, SIGRTMIN))
+		__atomic_add_fetch(&tsan_unblocks, 1, __ATOMIC_RELAXED);
+}
+#else
+static void unblock_timers(const sigset_t *set) { (void)set; }
+#endif
 
 static void *worker_main(void *arg)
 {
@@ -206,7 +240,9 @@ static void *worker_main(void *arg)
 			w->errors++;
 	}
 	end = tu_now_ns() + run_ns;
-	for (long i = 0; i % 64 != 0 || more(end); i++) {
+	for (long i = 0; i % 64 != 0 || more(w, end); i++) {
+		if (i % 64 == 0)
+			unblock_timers(&set);
 		take_locks(w, i);
 		__atomic_store_n(&w->iters, i, __ATOMIC_RELAXED);
 		/* Valgrind delivers a signal at a system call: give it some. */
@@ -397,6 +433,10 @@ static void run(int n, bool nodefer)
 	       swait_hook_deferred - deferred0);
 	if (!valgrind)
 		assert_true(swait_hook_deferred - deferred0 > 0);
+#ifdef __SANITIZE_THREAD__
+	printf("# ThreadSanitizer left the timer signals blocked %lu times\n",
+	       __atomic_exchange_n(&tsan_unblocks, 0, __ATOMIC_RELAXED));
+#endif
 }
 
 static void one_thread_16_timers(void **s) { (void)s; run(1, false); }
