@@ -162,6 +162,14 @@ void tu_spin(unsigned n);
 pid_t tu_gettid(void);
 
 /*
+ * For a watchdog's report: what the kernel says of thread tid of this
+ * process, on one line (its state, pending, shared-pending and blocked
+ * signal masks, the system call it sits in).  Under qemu-user these are
+ * the host thread's: the guest's pending signals are qemu's own.
+ */
+void tu_task_describe(FILE *out, pid_t tid);
+
+/*
  * Whether system call number nr (as /proc/.../syscall shows it) is a futex
  * call: SYS_futex, or SYS_futex_time64 on 32-bit ABIs.  Under an emulator
  * (Meson's exe wrapper, qemu-user for the cross builds, sets

@@ -36,6 +36,10 @@ static void describe(FILE *out)
 			TU_LOAD(&t->count), TU_LOAD(&t->aux),
 			__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE) ?
 			" [exited]" : "");
+		if (!__atomic_load_n(&t->exited, __ATOMIC_ACQUIRE) &&
+		    __atomic_load_n(&t->ktid, __ATOMIC_RELAXED))
+			tu_task_describe(out, __atomic_load_n(&t->ktid,
+							      __ATOMIC_RELAXED));
 	}
 	if (extra_describe)
 		extra_describe(out);
@@ -214,9 +218,34 @@ void tu_wait_slot_exited(struct tu_thread *t)
 	tu_wait(slot_exited, t);
 }
 
+/* What a spawned thread runs: note its kernel id for describe(). */
+struct tu_start {
+	struct tu_thread *t;
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void *tu_started(void *p)
+{
+	struct tu_start st = *(struct tu_start *)p;
+
+	free(p);
+	__atomic_store_n(&st.t->ktid, tu_gettid(), __ATOMIC_RELAXED);
+	return st.fn(st.arg);
+}
+
 void tu_spawn(struct tu_thread *t, void *(*fn)(void *), void *arg)
 {
-	int err = pthread_create(&t->tid, NULL, fn, arg);
+	struct tu_start *st = malloc(sizeof(*st));
+	int err;
+
+	if (!st) {
+		fprintf(stderr, "tu_stress: out of memory\n");
+		abort();
+	}
+	*st = (struct tu_start){ .t = t, .fn = fn, .arg = arg };
+	__atomic_store_n(&t->ktid, 0, __ATOMIC_RELAXED);
+	err = pthread_create(&t->tid, NULL, tu_started, st);
 
 	if (err) {
 		fprintf(stderr, "tu_stress: pthread_create: %s\n",

@@ -59,6 +59,7 @@ struct tu_thread {
 	long aux;		/* timeouts, EINTRs, ... (test-defined) */
 	int exited;		/* the thread function has returned */
 	pthread_t tid;
+	pid_t ktid;		/* atomic: its kernel id, once it runs */
 };
 
 /*

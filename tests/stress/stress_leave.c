@@ -304,6 +304,10 @@ static void lv_describe(FILE *out)
 	tu_rounds_describe(out, &lv.g);
 	fprintf(out, "of %ld rounds, %d leavers, swait_active %d\n",
 		lv.rounds, lv.nleavers, swait_active(&lv.head));
+	if (lv.mode == LV_CANCEL)	/* cancels: racy, only a hint */
+		fprintf(out, "cancelled this round: waiter slot %d (-1: none), "
+			"%ld reaped before\n", TU_LOAD(&lv.sk.struck) - 1,
+			lv.sk.cancels);
 }
 
 static void lv_run(enum lv_mode mode, const char *what, int nwaiters,
