@@ -225,6 +225,7 @@ void tu_rounds_describe(FILE *out, const struct tu_rounds *g);
 struct tu_strikes {
 	int struck;		/* atomic: 1 + the slot cancelled this round */
 	long cancels;		/* main thread only */
+	long recancels;		/* main thread only: resent (tu_reap) */
 	long cancels_waiting;	/* atomic: of threads inside a wait */
 	long ticket_next;	/* atomic: order in which workers queue */
 	long ticket[TU_MAX_THREADS];	/* atomic: 0 while not waiting */

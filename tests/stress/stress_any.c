@@ -872,9 +872,11 @@ static void test_any_cancel(void **state)
 	for (int i = 0; i < CX_WORKERS; i++)
 		taken += TU_LOAD(&cx.w[i]->count);
 	print_message("cancel: %ld rounds, tokens A %ld B %ld, %ld cancels "
-		      "(%ld while in swait_wait_any)\n", cx.rounds,
+		      "(%ld while in swait_wait_any, %ld sent again under "
+		      "qemu)\n", cx.rounds,
 		      TU_LOAD(&cx.tok[0].posted), TU_LOAD(&cx.tok[1].posted),
-		      cx.sk.cancels, TU_LOAD(&cx.sk.cancels_waiting));
+		      cx.sk.cancels, TU_LOAD(&cx.sk.cancels_waiting),
+		      cx.sk.recancels);
 	assert_int_equal(TU_LOAD(&cx.bad), 0);
 	assert_int_equal(TU_LOAD(&cx.tok[0].posted) +
 			 TU_LOAD(&cx.tok[1].posted), cx.rounds);

@@ -390,9 +390,10 @@ static void lv_run(enum lv_mode mode, const char *what, int nwaiters,
 			left += TU_LOAD(&lv.waiter[i]->aux);
 	}
 	print_message("%s: %ld tokens, %ld early returns by leavers, "
-		      "%ld cancels (%ld while in swait_event), %ld signals\n",
+		      "%ld cancels (%ld while in swait_event, %ld sent again "
+		      "under qemu), %ld signals\n",
 		      what, TU_LOAD(&lv.tok.posted), left, lv.sk.cancels,
-		      TU_LOAD(&lv.sk.cancels_waiting),
+		      TU_LOAD(&lv.sk.cancels_waiting), lv.sk.recancels,
 		      lv.sig ? TU_LOAD(&lv.sig->count) : 0);
 	assert_int_equal(TU_LOAD(&lv.bad), 0);
 	assert_int_equal(TU_LOAD(&lv.tok.posted),
