@@ -221,7 +221,8 @@ int tu_signal_handler(int sig, void (*fn)(int), int flags,
  * leave the loop under test time to run (a period below the cost livelocks
  * it: qemu-user, a 32-bit program on a 64-bit kernel and the sanitizers
  * pay far more per signal than a native one).  fn runs 1,000 times in the
- * calling thread; -1 if the handler could not be installed.
+ * calling thread; -1 if the handler could not be installed or a raise()
+ * failed.
  */
 long long tu_signal_cost_ns(int sig, void (*fn)(int));
 
