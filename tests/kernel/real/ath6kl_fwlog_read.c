@@ -90,7 +90,9 @@ int main(void)
 	/* Nothing logged: the read gives up on a signal, once. */
 	h_handled = 0;
 	t = h_start(reader, NULL);
-	h_sleep_ms(20);
+	while (!swait_active(&ar.fwlog_completion.wait))
+		h_sleep_ms(1);
+	h_wait_asleep(t);
 	pthread_kill(t, SIGUSR1);
 	CHECK((intptr_t)h_join(t) == -ERESTARTSYS && h_handled == 1);
 

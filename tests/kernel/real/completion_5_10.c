@@ -167,7 +167,9 @@ static long interrupt_waiter(void)
 	pthread_t t = h_start(interruptible, NULL);
 	void *ret;
 
-	h_sleep_ms(20);
+	while (!swait_active(&c.wait))
+		h_sleep_ms(1);
+	h_wait_asleep(t);
 	pthread_kill(t, SIGUSR1);
 	ret = h_join(t);
 	return (long)(intptr_t)ret;

@@ -137,7 +137,9 @@ int main(void)
 	/* TASK_KILLABLE: a handled signal does not end it. */
 	h_handled = 0;
 	t = h_start(waiter, (void *)(uintptr_t)TASK_KILLABLE);
-	h_sleep_ms(20);
+	while (!swait_active(&c.wait))
+		h_sleep_ms(1);
+	h_wait_asleep(t);
 	pthread_kill(t, SIGUSR1);
 	h_sleep_ms(20);
 	complete(&c);
@@ -145,7 +147,9 @@ int main(void)
 
 	/* TASK_INTERRUPTIBLE: it does, with -ERESTARTSYS, under SA_RESTART. */
 	t = h_start(waiter, (void *)(uintptr_t)TASK_INTERRUPTIBLE);
-	h_sleep_ms(20);
+	while (!swait_active(&c.wait))
+		h_sleep_ms(1);
+	h_wait_asleep(t);
 	pthread_kill(t, SIGUSR1);
 	CHECK((intptr_t)h_join(t) == -ERESTARTSYS && h_handled == 2);
 	CHECK(!completion_done(&c));

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,12 +42,73 @@ static inline long long h_now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* The threads h_start() started, and their kernel ids (h_wait_asleep). */
+#define H_MAX_THREADS 32
+
+static struct h_thread {
+	pthread_t t;
+	pid_t tid;		/* atomic: set by the thread when it runs */
+	void *(*fn)(void *);
+	void *arg;
+} h_threads[H_MAX_THREADS];
+static int h_nthreads;
+
+static inline void *h_run(void *p)
+{
+	struct h_thread *h = p;
+
+	__atomic_store_n(&h->tid, (pid_t)syscall(SYS_gettid),
+			 __ATOMIC_RELEASE);
+	return h->fn(h->arg);
+}
+
 static inline pthread_t h_start(void *(*fn)(void *), void *arg)
 {
-	pthread_t t;
+	struct h_thread *h;
 
-	CHECK(pthread_create(&t, NULL, fn, arg) == 0);
-	return t;
+	CHECK(h_nthreads < H_MAX_THREADS);
+	h = &h_threads[h_nthreads++];
+	h->fn = fn;
+	h->arg = arg;
+	CHECK(pthread_create(&h->t, NULL, h_run, h) == 0);
+	return h->t;
+}
+
+/*
+ * Until thread t (from h_start) sleeps: its state in /proc is S.  A test
+ * that signals or wakes a waiter "once it waits" needs this, not a fixed
+ * sleep: on a loaded machine a new thread may not run for tens of
+ * milliseconds, and a signal sent before its wait is handled at once and
+ * ends nothing.  The tests' waiters block nowhere else.
+ */
+static inline void h_wait_asleep(pthread_t t)
+{
+	struct h_thread *h = NULL;
+	char path[64], buf[256], *p;
+	pid_t tid;
+
+	for (int i = 0; i < h_nthreads; i++)
+		if (pthread_equal(h_threads[i].t, t))
+			h = &h_threads[i];
+	CHECK(h != NULL);
+	for (;;) {
+		FILE *f;
+
+		tid = __atomic_load_n(&h->tid, __ATOMIC_ACQUIRE);
+		if (tid != 0) {
+			snprintf(path, sizeof(path), "/proc/self/task/%d/stat",
+				 (int)tid);
+			f = fopen(path, "r");
+			CHECK(f != NULL);
+			p = fgets(buf, sizeof(buf), f);
+			fclose(f);
+			/* "tid (comm) S ...": the state follows the last ')'. */
+			CHECK(p != NULL && (p = strrchr(buf, ')')) != NULL);
+			if (p[1] == ' ' && p[2] == 'S')
+				return;
+		}
+		h_sleep_ms(1);
+	}
 }
 
 static inline void *h_join(pthread_t t)

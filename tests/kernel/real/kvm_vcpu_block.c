@@ -150,7 +150,7 @@ int main(void)
 	t = h_start(vcpu_thread, NULL);
 	while (!swait_active(&vcpu.wq))
 		h_sleep_ms(1);
-	h_sleep_ms(10);
+	h_wait_asleep(t);
 	pthread_kill(t, SIGUSR1);
 	CHECK((intptr_t)h_join(t) == -EINTR);
 	CHECK(h_handled == 1 && !vcpu.runnable);
