@@ -4,11 +4,17 @@
  * stm32_adc_single_conv() (reinit_completion, start, wait_for_completion_
  * interruptible_timeout(STM32_ADC_TIMEOUT), -ETIMEDOUT on 0, the value on
  * success, the negative value passed up) and the interrupt's complete().
+ *
+ * The timeout is the kernel's 100 ms only where the test waits it out: a
+ * conversion that ends, or a signal, comes from a thread that may run
+ * tens of milliseconds late on a loaded machine, so those waits get 10 s,
+ * and that thread acts only once the read is waiting.
  */
 #include "kstub.h"
 #include "harness.h"
 
-#define STM32_ADC_TIMEOUT_US 100000
+static unsigned int stm32_adc_timeout_us = 100000;	/* the kernel's */
+#define STM32_ADC_TIMEOUT_US stm32_adc_timeout_us
 #define STM32_ADC_TIMEOUT (msecs_to_jiffies(STM32_ADC_TIMEOUT_US / 1000))
 #define IIO_VAL_INT 1
 
@@ -66,9 +72,11 @@ static void stm32_adc_isr_eoc(struct stm32_adc *adc, u16 value)
 
 static struct stm32_adc adc;
 
+/* The end of conversion, once the read waits for it. */
 static void *eoc(void *arg)
 {
-	h_sleep_ms(5);
+	while (!swait_active(&adc.completion.wait))
+		h_sleep_ms(1);
 	stm32_adc_isr_eoc(&adc, (u16)(uintptr_t)arg);
 	return NULL;
 }
@@ -91,17 +99,22 @@ int main(void)
 	h_handler(1);
 	init_completion(&adc.completion);
 
+	stm32_adc_timeout_us = 10000000;
 	h_start(eoc, (void *)(uintptr_t)1234);
 	CHECK(stm32_adc_single_conv(&adc, &v) == IIO_VAL_INT && v == 1234);
 
+	stm32_adc_timeout_us = 100000;
 	t0 = h_now_ms();	/* no end of conversion */
 	CHECK(stm32_adc_single_conv(&adc, &v) == -ETIMEDOUT);
 	CHECK(h_now_ms() - t0 >= 100);
 
 	/* A signal (SA_RESTART) ends the read with -ERESTARTSYS. */
+	stm32_adc_timeout_us = 10000000;
 	h_handled = 0;
 	t = h_start(reader, NULL);
-	h_sleep_ms(20);
+	while (!swait_active(&adc.completion.wait))
+		h_sleep_ms(1);
+	h_wait_asleep(t);
 	pthread_kill(t, SIGUSR1);
 	CHECK((intptr_t)h_join(t) == -ERESTARTSYS && h_handled == 1);
 	CHECK(adc.conversions == 3);
