@@ -150,6 +150,14 @@ static void wake_rounds(void *(*waiter_fn)(void *), long rounds, bool both)
 			swait_wake_all(&head);	/* races the waiter's finish */
 		else
 			swait_wake_one(&head);
+		/*
+		 * 60 s for each 1,000 rounds, not for all: the handoffs only
+		 * yield, and beside busy neighbours at the same priority a
+		 * yield can give away a whole time slice (the whole loop went
+		 * past 60 s under load).  A round that never ends still fails.
+		 */
+		if (r % 1000 == 0)
+			tu_watchdog_arm(60, "late-access rounds", NULL);
 	}
 	assert_int_equal(pthread_join(t, &res), 0);
 	assert_null(res);
