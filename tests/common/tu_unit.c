@@ -59,6 +59,16 @@ void tu_watchdog(const char *what)
 	tu_watchdog_arm(TU_WATCHDOG_SECONDS, what, describe);
 }
 
+void tu_watchdog_round(long r)
+{
+	static char phase[2][32];	/* the describe() may read the last */
+	char *p = phase[r & 1];
+
+	snprintf(p, sizeof(phase[0]), "round %ld", r);
+	tu_test_phase(p);
+	tu_watchdog_arm(TU_WATCHDOG_SECONDS, tu_cur_what, describe);
+}
+
 void tu_watchdog_done(void)
 {
 	tu_watchdog_disarm();

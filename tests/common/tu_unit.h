@@ -44,6 +44,14 @@ void tu_watchdog_done(void);
 void tu_test_phase(const char *phase);
 
 /*
+ * A test made of many rounds: round r of it has begun.  The phase says
+ * which, and the watchdog's time starts again, so that it measures a
+ * stall, not the whole loop: on a loaded machine hundreds of rounds that
+ * each start threads can take longer than one watchdog period.
+ */
+void tu_watchdog_round(long r);
+
+/*
  * Forked children, for death tests and for scenarios that may crash the
  * process (a crash must fail one test, not end the suite).  The child runs
  * fn(arg) with stderr captured and an alarm of seconds (a hang is killed

@@ -330,6 +330,7 @@ static void test_on_stack_handshake(void **state)
 	assert_int_equal(handshake_once(&prev, 1, &seen), 0);
 	assert_int_equal(seen, 1);
 	for (i = 2; i <= n; i++) {
+		tu_watchdog_round(i);
 		assert_int_equal(handshake_once(&child, i, &seen), 0);
 		assert_int_equal(seen, i);
 		if (i & 1)

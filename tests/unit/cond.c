@@ -446,6 +446,7 @@ static void test_cancel_no_swallow(void **state)
 		pthread_t ta;
 		void *ret;
 
+		tu_watchdog_round(r);
 		blocked = woke = 0;
 		cleanup_unlock = -1;
 		assert_int_equal(pthread_create(&ta, NULL, wait_cancellable,
@@ -525,6 +526,7 @@ static void destroy_by_woken(bool broadcast, int rounds)
 		pthread_t t[3];
 		int n = broadcast ? 3 : 1;
 
+		tu_watchdog_round(r);
 		fr.c = mmap(NULL, page, PROT_READ | PROT_WRITE,
 			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		assert_true(fr.c != MAP_FAILED);
