@@ -38,8 +38,9 @@
 extern void (*swait_hook_prepare_locked)(struct swait_head *head);
 
 #define HOLD_MS 20
-#define SPIN_MS 400
-#define PI_BOUND_MS 150		/* HOLD_MS plus generous slack for the VM */
+#define SPIN_MS 800
+#define PI_BOUND_MS 300		/* HOLD_MS plus slack for a VM whose vCPU
+				   may stall ~150 ms; still below SPIN_MS / 2 */
 
 static swait_cond_t cv;
 static pthread_mutex_t mu;
