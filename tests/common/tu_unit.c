@@ -61,7 +61,8 @@ void tu_watchdog(const char *what)
 
 void tu_watchdog_round(long r)
 {
-	static char phase[2][32];	/* the describe() may read the last */
+	/* Two: describe() may still be printing the last round's. */
+	static char phase[2][32];
 	char *p = phase[r & 1];
 
 	snprintf(p, sizeof(phase[0]), "round %ld", r);
