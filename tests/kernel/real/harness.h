@@ -13,9 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "testutil.h"	/* tu_gettid(), tu_task_state() */
 
 #define CHECK(c)							\
 	do {								\
@@ -57,8 +58,8 @@ static inline void *h_run(void *p)
 {
 	struct h_thread *h = p;
 
-	__atomic_store_n(&h->tid, (pid_t)syscall(SYS_gettid),
-			 __ATOMIC_RELEASE);
+	/* Relaxed: the id alone is read through it, nothing it guards. */
+	__atomic_store_n(&h->tid, tu_gettid(), __ATOMIC_RELAXED);
 	return h->fn(h->arg);
 }
 
@@ -84,31 +85,15 @@ static inline pthread_t h_start(void *(*fn)(void *), void *arg)
 static inline void h_wait_asleep(pthread_t t)
 {
 	struct h_thread *h = NULL;
-	char path[64], buf[256], *p;
 	pid_t tid;
 
 	for (int i = 0; i < h_nthreads; i++)
 		if (pthread_equal(h_threads[i].t, t))
 			h = &h_threads[i];
 	CHECK(h != NULL);
-	for (;;) {
-		FILE *f;
-
-		tid = __atomic_load_n(&h->tid, __ATOMIC_ACQUIRE);
-		if (tid != 0) {
-			snprintf(path, sizeof(path), "/proc/self/task/%d/stat",
-				 (int)tid);
-			f = fopen(path, "r");
-			CHECK(f != NULL);
-			p = fgets(buf, sizeof(buf), f);
-			fclose(f);
-			/* "tid (comm) S ...": the state follows the last ')'. */
-			CHECK(p != NULL && (p = strrchr(buf, ')')) != NULL);
-			if (p[1] == ' ' && p[2] == 'S')
-				return;
-		}
+	while ((tid = __atomic_load_n(&h->tid, __ATOMIC_RELAXED)) == 0 ||
+	       tu_task_state(tid) != 'S')
 		h_sleep_ms(1);
-	}
 }
 
 static inline void *h_join(pthread_t t)
