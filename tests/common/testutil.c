@@ -191,43 +191,6 @@ pid_t tu_gettid(void)
 	return (pid_t)syscall(SYS_gettid);
 }
 
-void tu_task_describe(FILE *out, pid_t tid)
-{
-	static const char *const keys[] = {
-		"State:", "SigPnd:", "ShdPnd:", "SigBlk:",
-	};
-	char path[64], line[256];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
-	f = fopen(path, "r");
-	if (!f) {
-		fprintf(out, "    task %d: gone\n", (int)tid);
-		return;
-	}
-	fprintf(out, "    task %d:", (int)tid);
-	while (fgets(line, sizeof(line), f))
-		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
-			if (!strncmp(line, keys[k], strlen(keys[k]))) {
-				char *v = line + strlen(keys[k]);
-
-				v += strspn(v, " \t");
-				v[strcspn(v, "\n")] = '\0';
-				fprintf(out, " %s %s", keys[k], v);
-			}
-	fclose(f);
-	/* The system call it is in: number first, or "running". */
-	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
-	f = fopen(path, "r");
-	if (f && fgets(line, sizeof(line), f)) {
-		line[strcspn(line, " \n")] = '\0';
-		fprintf(out, " syscall: %s", line);
-	}
-	if (f)
-		fclose(f);
-	fprintf(out, "\n");
-}
-
 bool tu_emulator_shares_tls(void)
 {
 	const char *w = getenv("MESON_EXE_WRAPPER");
@@ -252,6 +215,35 @@ static ssize_t read_task_file(pid_t tid, const char *name, char *buf,
 		return -1;
 	buf[n] = '\0';
 	return n;
+}
+
+void tu_task_describe(FILE *out, pid_t tid)
+{
+	static const char *const keys[] = {
+		"State:", "SigPnd:", "ShdPnd:", "SigBlk:",
+	};
+	char buf[4096], *line, *save = NULL;
+
+	if (read_task_file(tid, "status", buf, sizeof(buf)) <= 0) {
+		fprintf(out, "    task %d: gone\n", (int)tid);
+		return;
+	}
+	fprintf(out, "    task %d:", (int)tid);
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save))
+		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+			size_t n = strlen(keys[k]);
+
+			if (!strncmp(line, keys[k], n))
+				fprintf(out, " %s %s", keys[k],
+					line + n + strspn(line + n, " \t"));
+		}
+	/* The system call it is in: its number first, or "running". */
+	if (read_task_file(tid, "syscall", buf, sizeof(buf)) > 0) {
+		buf[strcspn(buf, " \n")] = '\0';
+		fprintf(out, " syscall: %s", buf);
+	}
+	fprintf(out, "\n");
 }
 
 char tu_task_state(pid_t tid)
