@@ -405,40 +405,50 @@ void tu_strike(struct tu_strikes *s, struct tu_thread *t, bool waiting)
 	TU_STORE(&s->struck, t->idx + 1);
 }
 
+/*
+ * tu_reap()'s wait for the cancelled thread.  Under qemu-user the cancel
+ * is sent again after 2 s, then each second: qemu 7.2 now and then drops
+ * the SIGCANCEL that glibc sends to a thread in asynchronous mode (the
+ * library's sleep window), and glibc marks such a thread cancelled only
+ * in that signal's handler, so it would sleep on forever (TESTING.md).
+ * Natively nothing is resent (resend_at 0): a thread that does not act on
+ * its cancel is a stall, reported.
+ */
+struct reap {
+	struct tu_strikes *s;
+	struct tu_thread *t;
+	long long resend_at;
+};
+
+static bool exited_or_resent(void *arg)
+{
+	struct reap *r = arg;
+
+	if (slot_exited(r->t))
+		return true;
+	if (r->resend_at && tu_now_ns() > r->resend_at) {
+		(void)pthread_cancel(r->t->tid);
+		r->s->recancels++;
+		r->resend_at += 1000000000LL;
+	}
+	return false;
+}
+
 struct tu_thread *tu_reap(struct tu_strikes *s,
 			  struct tu_thread *const *workers)
 {
 	int i = TU_LOAD(&s->struck) - 1;
 	struct tu_thread *t;
+	struct reap r;
 
 	if (i < 0)
 		return NULL;
 	t = workers[i];
-	/*
-	 * Pending until its next wait, which may come only at the drain.
-	 * Under qemu-user the cancel is sent again after 2 s, each second:
-	 * qemu 7.2 now and then drops the SIGCANCEL that glibc sends to a
-	 * thread in asynchronous mode (the library's sleep window), and glibc
-	 * marks such a thread cancelled only in that signal's handler, so it
-	 * would sleep on forever (TESTING.md).  Natively nothing is resent: a
-	 * thread that does not act on its cancel is a stall, reported.
-	 */
-	if (getenv("MESON_EXE_WRAPPER")) {
-		long long next = tu_now_ns() + 2000000000LL;
-
-		while (!slot_exited(t)) {
-			struct timespec ts = { 0, 200 * 1000 };
-
-			(void)nanosleep(&ts, NULL);
-			if (tu_now_ns() > next) {
-				(void)pthread_cancel(t->tid);
-				s->recancels++;
-				next += 1000000000LL;
-			}
-			tu_tick();
-		}
-	}
-	tu_wait_slot_exited(t);
+	/* Pending until its next wait, which may come only at the drain. */
+	r = (struct reap){ .s = s, .t = t,
+			   .resend_at = getenv("MESON_EXE_WRAPPER") ?
+					tu_now_ns() + 2000000000LL : 0 };
+	tu_wait(exited_or_resent, &r);
 	pthread_join(t->tid, NULL);
 	TU_STORE(&s->struck, 0);
 	s->cancels++;
