@@ -59,7 +59,8 @@ struct tu_thread {
 	long aux;		/* timeouts, EINTRs, ... (test-defined) */
 	int exited;		/* the thread function has returned */
 	pthread_t tid;
-	pid_t ktid;		/* atomic: its kernel id, once it runs */
+	pid_t ktid;		/* atomic, relaxed: its kernel id once it
+				   runs, only printed (describe()) */
 };
 
 /*
