@@ -308,6 +308,30 @@ void swait_head_init(struct swait_head *head) SWAIT_NONNULL(1);
 void swait_head_init_pi(struct swait_head *head) SWAIT_NONNULL(1);
 
 /*
+ * Make *head an empty asymmetric head: for a head that is woken far more
+ * often than slept on (a producer that wakes after every item, consumers
+ * that are nearly always busy).  Its wakes skip the full memory barrier
+ * that every wake otherwise pays (swait_wake_one() with nobody waiting
+ * becomes a load), and each sleep on it pays for both sides instead with
+ * membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED): a system call that
+ * interrupts every CPU running a thread of the process (about a
+ * microsecond alone, tens of microseconds on a virtual machine), taken in
+ * swait_prepare(), so in every swait_event*() that does not find its
+ * condition true at once, spins included.  Not for real-time processes:
+ * those interrupts reach their isolated CPUs too.
+ *
+ * Returns 0, or the error that makes the barrier unavailable (ENOSYS before
+ * Linux 4.14, or what a seccomp filter answers); *head is then an ordinary
+ * head, correct and usable as such.  The first call registers the process
+ * (MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED); a forked child inherits
+ * that.  A seccomp filter that denies membarrier() installed later makes
+ * the next sleep on the head abort with a message.  No static initializer,
+ * no PI variant; the rest of the API and every guarantee are unchanged.
+ * swait_has_sleeper() on it is a plain peek, as its wakes are.
+ */
+int swait_head_init_asym(struct swait_head *head) SWAIT_NONNULL(1);
+
+/*
  * Check that *head is unused, so that its memory may be freed or reused.
  * Returns 0, or EBUSY while a waiter is queued or a swait_wake_all() is
  * still walking the head; nothing is changed then.  Must not race with the

@@ -51,6 +51,7 @@
 #include <pthread.h>
 
 #include "annotate.h"
+#include "asym.h"
 #include "check.h"
 #include "defer.h"
 #include "futex.h"
@@ -92,7 +93,7 @@ SWAIT_EXPORT void swait_prepare_any(struct swait_head *const heads[],
 {
 	uint32_t *g = &ws[0].group;
 	uint32_t pass = 0, left = 0, consumed;
-	bool front = false;
+	bool front = false, asym = false;
 
 	swait_check(group_size_ok(n),
 		    "swait_prepare_any: n must be 1..SWAIT_ANY_MAX "
@@ -148,6 +149,7 @@ SWAIT_EXPORT void swait_prepare_any(struct swait_head *const heads[],
 						   __ATOMIC_RELAXED);
 		}
 		front |= list_is_first(&h->list, &w->link);
+		asym |= swait_walks_asym(load_relaxed(&h->walks));
 		swait_head_unlock(h);
 	}
 	swait_spin_note_front(front);	/* S6 (lib/spin.c) */
@@ -155,8 +157,11 @@ SWAIT_EXPORT void swait_prepare_any(struct swait_head *const heads[],
 	pass_on(heads, pass);
 	leave(heads, left);
 	SWAIT_RACE();
-	/* O1, as at the end of swait_prepare(), for every head at once. */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	/*
+	 * O1, as at the end of swait_prepare(), for every head at once: one
+	 * membarrier() if any of them is asymmetric (lib/asym.c O1a).
+	 */
+	swait_o1_waiter(asym);
 }
 
 /* The body of swait_wait_any(), inside the cancellation cleanup. */

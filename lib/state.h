@@ -85,6 +85,7 @@ static inline bool swait_state_sleeping(uint32_t s)
  * (so the word does not return to a value a sleeper in futex_waitv() read
  * before the walk ended: W2 in lib/swait.c), whether a walk on this head
  * has found several sleepers (W4: sleepers then use futex_waitv), whether
+ * the head is asymmetric (fixed at init: O1a in lib/swait.c), whether
  * the head is a PI head
  * (fixed at init; the public SWAIT_HEAD_PI_BIT, which
  * SWAIT_HEAD_PI_INITIALIZER spells), and whether a thread sleeps on this
@@ -100,8 +101,14 @@ static inline bool swait_state_sleeping(uint32_t s)
  */
 #define SWAIT_WALKS_MASK	0x003fffffu
 #define SWAIT_WALKS_EVENTS	0x00400000u	/* a completion's head */
-#define SWAIT_WALKS_GEN		0x1f800000u	/* 6 bits */
-#define SWAIT_WALKS_GEN_ONE	0x00800000u
+/*
+ * An asymmetric head (swait_head_init_asym, fixed at init): its wakes
+ * peek without a fence and its prepares end in membarrier() instead
+ * (lib/swait.c O1a).
+ */
+#define SWAIT_WALKS_ASYM	0x00800000u
+#define SWAIT_WALKS_GEN		0x1f000000u	/* 5 bits */
+#define SWAIT_WALKS_GEN_ONE	0x01000000u
 #define SWAIT_WALKS_BCAST	0x20000000u
 #define SWAIT_WALKS_PI		SWAIT_HEAD_PI_BIT
 #define SWAIT_WALKS_QUIESCER	0x80000000u
@@ -128,8 +135,11 @@ static inline uint32_t swait_events_bit(uint32_t walks)
 
 _Static_assert((SWAIT_WALKS_PI & (SWAIT_WALKS_MASK | SWAIT_WALKS_GEN |
 				  SWAIT_WALKS_BCAST | SWAIT_WALKS_QUIESCER |
-				  SWAIT_WALKS_EVENTS))
+				  SWAIT_WALKS_EVENTS | SWAIT_WALKS_ASYM))
 	       == 0 &&
+	       (SWAIT_WALKS_ASYM & (SWAIT_WALKS_MASK | SWAIT_WALKS_GEN |
+				    SWAIT_WALKS_BCAST | SWAIT_WALKS_QUIESCER |
+				    SWAIT_WALKS_EVENTS)) == 0 &&
 	       (SWAIT_WALKS_EVENTS & (SWAIT_WALKS_MASK | SWAIT_WALKS_GEN |
 				      SWAIT_WALKS_BCAST |
 				      SWAIT_WALKS_QUIESCER)) == 0 &&

@@ -99,7 +99,9 @@
  *      atomic stores the other side sees, which is a lost-wakeup property
  *      that TSan does not check (the stress suite and the spin model do).
  *      Every plain access is ordered by the head lock or by O3, which TSan
- *      sees as atomic acquire/release.
+ *      sees as atomic acquire/release.  On a head made by
+ *      swait_head_init_asym() the pair is asymmetric: a compiler barrier
+ *      in the wakes, membarrier() in the prepare (lib/asym.c, O1a-O1b).
  *
  *  O2. No sleep through a wake: the announce CAS (QUEUED -> SLEEPING) and
  *      the waker's exchange are read-modify-writes on one word, so they are
@@ -185,8 +187,8 @@
  *      does not matter to this argument; a stale value costs an EAGAIN
  *      and a fall back to FUTEX_WAIT (W4).  Belt and braces, for a kernel
  *      that compared the words in another order: walk_done() advances a
- *      7-bit generation in h->walks (lib/state.h), so the word does not go
- *      back to a value a sleeper read before the walk's end (unless 128
+ *      5-bit generation in h->walks (lib/state.h), so the word does not go
+ *      back to a value a sleeper read before the walk's end (unless 32
  *      walks end in the moment between that read and the kernel's
  *      compare), and the compare of h->walks fails instead.
  *  W3. Where the kernel lacks futex_waitv() (ENOSYS; EPERM from a seccomp
@@ -240,6 +242,7 @@
 #include <unistd.h>
 
 #include "annotate.h"
+#include "asym.h"
 #include "check.h"
 #include "defer.h"
 #include "futex.h"
@@ -300,6 +303,7 @@ static void prepare(struct swait_head *h, struct swait_waiter *w,
 					const struct swait_waiter *))
 {
 	uint32_t s, tag;
+	bool asym;
 
 	swait_head_lock(h);
 	s = load_relaxed(&w->state);
@@ -339,6 +343,7 @@ static void prepare(struct swait_head *h, struct swait_waiter *w,
 	}
 	/* S6 (lib/spin.c): whether the next sleep may spin. */
 	swait_spin_note_front(list_is_first(&h->list, &w->link));
+	asym = swait_walks_asym(load_relaxed(&h->walks));	/* O1b */
 #if SWAIT_TEST_HOOKS
 	{
 		void (*hook)(struct swait_head *) = __atomic_load_n(
@@ -355,11 +360,12 @@ static void prepare(struct swait_head *h, struct swait_waiter *w,
 	/*
 	 * O1: order the enqueue before the caller's read of its condition.
 	 * Pairs with the fence at the start of swait_wake_one() and
-	 * swait_wake_all().  The unlock's release does not do it: a release
+	 * swait_wake_all(), or on an asymmetric head stands in for it
+	 * (lib/asym.c O1a).  The unlock's release does not do it: a release
 	 * orders earlier accesses before the store, not the store before
 	 * later loads.
 	 */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	swait_o1_waiter(asym);
 }
 
 SWAIT_EXPORT void swait_prepare(struct swait_head *h, struct swait_waiter *w)
@@ -617,7 +623,7 @@ SWAIT_EXPORT bool swait_active(const struct swait_head *h)
 SWAIT_EXPORT bool swait_has_sleeper(struct swait_head *h)
 {
 	/* O1: the caller's store before the peek, as in the wakes. */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	swait_o1_waker(h);
 	return !list_empty(&h->list);
 }
 

@@ -47,6 +47,7 @@
 #include <stddef.h>
 
 #include "annotate.h"
+#include "asym.h"
 #include "check.h"
 #include "defer.h"
 #include "futex.h"
@@ -514,8 +515,11 @@ void swait_wake_call(struct swait_head *h, enum swait_post what)
 
 SWAIT_EXPORT void swait_wake_one(struct swait_head *h)
 {
-	/* O1: order the caller's store of its condition before the peek. */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	/*
+	 * O1: order the caller's store of its condition before the peek (on
+	 * an asymmetric head, the sleepers' membarrier() does: O1a).
+	 */
+	swait_o1_waker(h);
 	if (list_empty(&h->list))
 		return;
 	swait_wake_call(h, SWAIT_POST_WAKE_ONE);
@@ -524,7 +528,7 @@ SWAIT_EXPORT void swait_wake_one(struct swait_head *h)
 SWAIT_EXPORT void swait_wake_all(struct swait_head *h)
 {
 	/* O1, as in swait_wake_one(). */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	swait_o1_waker(h);
 	if (list_empty(&h->list))
 		return;
 	swait_wake_call(h, SWAIT_POST_WAKE_ALL);
