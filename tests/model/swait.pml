@@ -94,6 +94,15 @@
  * waiter's announce CAS, or when the node is dequeued; any later drain
  * shows the same bug.  Readers under the lock see the true list (O4).
  *
+ * ASYM 1: the head is asymmetric (lib/asym.c O1a).  The wakes have no
+ * fence, so a waker's store of cond sits in its store buffer (sbuf[k])
+ * while its peek runs, and drains right after the peek (before the lock,
+ * a locked instruction, in the non-empty case): the latest point x86
+ * allows, and the window the argument must close.  A waiter's prepare
+ * ends in membarrier(), which drains every waker's buffer before the
+ * waiter reads cond.  MUTANT_ASYM_NO_MEMBARRIER puts a plain fence there,
+ * which orders only the waiter's own accesses: a lost wakeup.
+ *
  * STEPS AND MERGES
  *
  * Each Promela step is one atomic action of the C code, or several merged
@@ -206,6 +215,9 @@
  *                               aborts (swait_futex_wake before I3's EINVAL)
  *  MUTANT_WALKS_WAKE_SKIPPED    a walk that flipped SLEEPING_V waiters makes
  *                               no FUTEX_WAKE of the walks word (W1)
+ *  MUTANT_ASYM_NO_MEMBARRIER    (ASYM 1) prepare ends in a fence, not in
+ *                               membarrier(): the waker's store may still
+ *                               be buffered when the waiter reads cond
  *  MUTANT_WAITV_UNORDERED       (model only) the kernel compares the own word
  *                               before it queues on the walks word, and the
  *                               walk's end restores the word's value: both
@@ -235,6 +247,9 @@
 #endif
 #ifndef WAITV
 #define WAITV 1			/* futex_waitv: 0 never, 1 always, 2 either */
+#endif
+#ifndef ASYM
+#define ASYM 0			/* 1: an asymmetric head (lib/asym.c) */
 #endif
 
 /* Tokens each waker posts; NW in all. */
@@ -269,6 +284,15 @@ bit infutex[NW];		/* thread i blocked in FUTEX_WAIT on &st[i] */
 bit departed[NW];		/* ghost: i's swait_event returned (frame gone) */
 bit invis[NW];			/* MUTANT_NO_BARRIER: enqueue still buffered */
 byte tokens;			/* the condition */
+#if ASYM
+byte sbuf[NK];			/* waker k's stores of cond, still buffered */
+/* The waker's buffer drains: its tokens become visible. */
+#define DRAIN(k)	d_step { tokens = tokens + sbuf[k]; sbuf[k] = 0 }
+#define STORE_COND	sbuf[k]++
+#else
+#define DRAIN(k)	skip
+#define STORE_COND	tokens++
+#endif
 byte inw;			/* ghost bitmask, property (a') */
 byte zs;			/* ghost bitmask, property (a') */
 byte budget = TIMEOUTS;
@@ -751,6 +775,17 @@ prepare: /* swait_prepare */
 		release()
 	};
 
+#if ASYM && !defined(MUTANT_ASYM_NO_MEMBARRIER)
+	/* O1a: membarrier() drains every waker's store buffer. */
+	d_step {
+		t1 = 0;
+		do
+		:: t1 < NK -> tokens = tokens + sbuf[t1]; sbuf[t1] = 0; t1++
+		:: else -> break
+		od;
+		t1 = 0
+	};
+#endif
 	/* O1 fence (implicit), then if (cond) break */
 	atomic {
 		CONSUME(got);
@@ -1036,14 +1071,32 @@ active [NK] proctype waker()
 		/* the caller's store of cond; then the wake */
 		if
 		:: (WAKES == 0 || WAKES == 2 || (WAKES == 1 && k == 0)) ->
-			d_step { tokens++; n--; all = 0 }
+			d_step { STORE_COND; n--; all = 0 }
 		:: (WAKES == 0 || WAKES == 3 || (WAKES == 1 && k != 0)) ->
-			d_step { tokens++; n--; all = 1 }
+			d_step { STORE_COND; n--; all = 1 }
 		fi;
+#if ASYM
+		/*
+		 * O1a: no fence, so the peek may run while the store is
+		 * buffered; the buffer drains after it (x86: at the lock's
+		 * locked instruction at the latest).
+		 */
+		if
+		:: PEEK_EMPTY -> DRAIN(k)
+		:: else ->
+			DRAIN(k);
+			if
+			:: all -> all = 0; wake_all(k)
+			:: else -> wake_one()
+			fi
+		fi;
+		all = 0
+#else
 		if
 		:: all -> all = 0; wake_all(k)
 		:: else -> wake_one()
 		fi
+#endif
 	:: else -> break
 	od
 }
