@@ -19,27 +19,13 @@
  * implement seccomp for its guest.
  */
 #include <errno.h>
-#include <linux/audit.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* The architecture whose system call numbers the filter compares. */
-#if defined(__x86_64__) && !defined(__ILP32__)
-#define ARCH AUDIT_ARCH_X86_64
-#elif defined(__i386__)
-#define ARCH AUDIT_ARCH_I386
-#elif defined(__aarch64__)
-#define ARCH AUDIT_ARCH_AARCH64
-#elif defined(__arm__)
-#define ARCH AUDIT_ARCH_ARM
-#endif
+#include "deny.h"
 
 int main(int argc, char **argv)
 {
@@ -50,26 +36,6 @@ int main(int argc, char **argv)
 		argv++;
 		argc--;
 	}
-#if defined(SYS_futex_waitv) && defined(ARCH)
-	struct sock_filter f[] = {
-		/* Another ABI's numbers mean other calls: allow them. */
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-			 offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ARCH, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-			 offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_futex_waitv, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K,
-			 SECCOMP_RET_ERRNO | (unsigned)(err & SECCOMP_RET_DATA)),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = {
-		.len = sizeof(f) / sizeof(f[0]),
-		.filter = f,
-	};
-#endif
-
 	if (argc < 2) {
 		fprintf(stderr, "usage: no-waitv [--eperm] PROGRAM [ARGS...]\n");
 		return 2;
@@ -78,12 +44,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "no-waitv: skipped under an emulator\n");
 		return 77;
 	}
-#if defined(SYS_futex_waitv) && defined(ARCH)
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
-	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) {
-		fprintf(stderr, "no-waitv: seccomp filter: %s\n",
-			strerror(errno));
-		return 1;
+#ifdef SYS_futex_waitv
+	{
+		int e = tu_deny_syscall(SYS_futex_waitv, err);
+
+		if (e != 0) {
+			fprintf(stderr, "no-waitv: seccomp filter: %s\n",
+				strerror(e));
+			return 1;
+		}
 	}
 	/* Prove the filter is in place before handing over. */
 	if (syscall(SYS_futex_waitv, NULL, 0, 0, NULL, 0) != -1 ||

@@ -234,6 +234,19 @@ static void *tu_started(void *p)
 	return st.fn(st.arg);
 }
 
+void tu_head_init(struct swait_head *h, bool asym)
+{
+	int err;
+
+	if (!asym) {
+		swait_head_init(h);
+		return;
+	}
+	err = swait_head_init_asym(h);
+	if (err != 0)
+		fail_msg("swait_head_init_asym: %s", strerror(err));
+}
+
 void tu_spawn(struct tu_thread *t, void *(*fn)(void *), void *arg)
 {
 	struct tu_start *st = malloc(sizeof(*st));

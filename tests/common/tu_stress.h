@@ -107,6 +107,12 @@ void tu_wait_slot_exited(struct tu_thread *t);
 /* Create a thread for slot t; aborts on failure (never expected here). */
 void tu_spawn(struct tu_thread *t, void *(*fn)(void *), void *arg);
 
+/*
+ * Make h an empty head: ordinary, or asymmetric (swait_head_init_asym,
+ * which must succeed: the test fails if membarrier is missing).
+ */
+void tu_head_init(struct swait_head *h, bool asym);
+
 /* A seed that differs between threads and runs, printed by tu_begin(). */
 uint64_t tu_seed(int salt);
 

@@ -111,13 +111,12 @@ static bool ch_settled(void *arg)
 	return tu_tokens_drained(&ch.tok);
 }
 
-static void test_wake_one_churn(void **state)
+static void run_wake_one_churn(bool asym)
 {
 	long taken = 0;
 
-	(void)state;
 	memset(&ch, 0, sizeof(ch));
-	swait_head_init(&ch.head);
+	tu_head_init(&ch.head, asym);
 	ch.per_waker = tu_scale(100000);
 
 	tu_begin("wake_one under churn", ch_describe);
@@ -244,13 +243,12 @@ static void gen_describe(FILE *out)
 		swait_active(&gw.head));
 }
 
-static void test_wake_all_generation(void **state)
+static void run_wake_all_generation(bool asym)
 {
 	long seen = 0;
 
-	(void)state;
 	memset(&gw, 0, sizeof(gw));
-	swait_head_init(&gw.head);
+	tu_head_init(&gw.head, asym);
 	gw.per_bumper = tu_scale(40000);
 	gw.final = GEN_BUMPERS * gw.per_bumper;
 
@@ -282,11 +280,38 @@ static void test_wake_all_generation(void **state)
 	assert_int_equal(swait_head_destroy(&gw.head), 0);
 }
 
+static void test_wake_one_churn(void **state)
+{
+	(void)state;
+	run_wake_one_churn(false);
+}
+
+static void test_wake_all_generation(void **state)
+{
+	(void)state;
+	run_wake_all_generation(false);
+}
+
+/* Both again on an asymmetric head (lib/asym.c): no fence in the wakes. */
+static void test_wake_one_churn_asym(void **state)
+{
+	(void)state;
+	run_wake_one_churn(true);
+}
+
+static void test_wake_all_generation_asym(void **state)
+{
+	(void)state;
+	run_wake_all_generation(true);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_wake_one_churn),
 		cmocka_unit_test(test_wake_all_generation),
+		cmocka_unit_test(test_wake_one_churn_asym),
+		cmocka_unit_test(test_wake_all_generation_asym),
 	};
 
 	tu_stress_main(argc, argv);

@@ -11,8 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "deny.h"
 #include "tu_unit.h"
 
 static const struct timespec past = { 0, 0 };
@@ -139,6 +141,93 @@ static void test_init_functions(void **state)
 	/* Re-initialising a used, empty head gives a working head again. */
 	swait_head_init(&h);
 	exercise_head(&h, &w1, &w2);
+}
+
+/*
+ * An asymmetric head (lib/asym.c) is a working head, from garbage too.
+ * Its guarantees are the stress suite's (stress-wake's *_asym tests).
+ */
+static void test_init_asym(void **state)
+{
+	struct swait_head h;
+	struct swait_waiter w1, w2;
+
+	(void)state;
+	memset(&h, 0xa5, sizeof(h));
+	swait_waiter_init(&w1);
+	swait_waiter_init(&w2);
+	assert_int_equal(swait_head_init_asym(&h), 0);
+	exercise_head(&h, &w1, &w2);
+	assert_int_equal(swait_head_init_asym(&h), 0);	/* again, used */
+	exercise_head(&h, &w1, &w2);
+}
+
+/* In a child whose seccomp filter answers membarrier() with ENOSYS. */
+static void asym_without_membarrier(void *arg)
+{
+	struct swait_head h;
+	struct swait_waiter w1 = SWAIT_WAITER_INITIALIZER;
+	struct swait_waiter w2 = SWAIT_WAITER_INITIALIZER;
+
+	(void)arg;
+	tu_check(tu_deny_syscall(SYS_membarrier, ENOSYS) == 0);
+	memset(&h, 0xa5, sizeof(h));
+	/* It says why, and makes an ordinary head that works. */
+	tu_check(swait_head_init_asym(&h) == ENOSYS);
+	swait_prepare(&h, &w1);
+	swait_prepare(&h, &w2);
+	swait_wake_one(&h);
+	tu_check(poll_sleep(&h, &w1) == 0);
+	tu_check(poll_sleep(&h, &w2) == ETIMEDOUT);
+	swait_finish(&h, &w1);
+	swait_finish(&h, &w2);
+	tu_check(!swait_active(&h));
+	tu_check(swait_head_destroy(&h) == 0);
+}
+
+static void test_init_asym_unavailable(void **state)
+{
+	struct tu_child res;
+
+	(void)state;
+	if (getenv("MESON_EXE_WRAPPER"))
+		skip();		/* qemu-user has no seccomp for its guest */
+	assert_int_equal(tu_run_child(asym_without_membarrier, NULL, 10, &res),
+			 0);
+	assert_true(tu_child_ok(&res, "swait_head_init_asym without "
+				"membarrier"));
+}
+
+/*
+ * A filter installed after the head was made: the sleep cannot order
+ * itself against fence-less wakes, so it aborts and says why rather than
+ * risk a lost wakeup.
+ */
+static void asym_membarrier_denied_later(void *arg)
+{
+	struct swait_head h;
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+
+	(void)arg;
+	tu_check(swait_head_init_asym(&h) == 0);
+	tu_check(tu_deny_syscall(SYS_membarrier, EPERM) == 0);
+	swait_prepare(&h, &w);		/* aborts here */
+	swait_finish(&h, &w);
+}
+
+static void test_asym_membarrier_denied_later(void **state)
+{
+	static const char *const words[] = {
+		"membarrier", "swait_head_init_asym", "seccomp", NULL
+	};
+	struct tu_child res;
+
+	(void)state;
+	if (getenv("MESON_EXE_WRAPPER"))
+		skip();
+	assert_int_equal(tu_run_child(asym_membarrier_denied_later, NULL, 10,
+				      &res), 0);
+	assert_true(tu_child_aborted(&res, words));
 }
 
 /* A completion in every initial form counts posted events from zero. */
@@ -298,6 +387,9 @@ int main(void)
 		cmocka_unit_test(test_memset_head),
 		cmocka_unit_test(test_initializers),
 		cmocka_unit_test(test_init_functions),
+		cmocka_unit_test(test_init_asym),
+		cmocka_unit_test(test_init_asym_unavailable),
+		cmocka_unit_test(test_asym_membarrier_denied_later),
 		cmocka_unit_test(test_completion_initializers),
 		cmocka_unit_test(test_destroy_empty),
 		cmocka_unit_test(test_destroy_busy),
