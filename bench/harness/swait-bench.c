@@ -172,13 +172,13 @@ static void usage(FILE *f)
 		"cond-broadcast", "pthread_cond_broadcast() with nobody waiting "
 		"(nowaiter)",
 		"swait-asym",
-		"swait_wake_one() only if swait_active(), no fence; the",
-		"", "sleeper calls membarrier() (mostlybusy)");
+		"swait on a swait_head_init_asym() head: no fence in the",
+		"", "wake, membarrier() in the sleep (nowaiter, mostlybusy)");
 	peers_missing_print(f);
 	fprintf(f,
 "pingpong, latency, prodcons and contention use every mechanism above;\n"
 "timedwait those with a deadline wait (swait, completion, cond, swait-cond,\n"
-"sem, futex, futex-sleeper); nowaiter swait, swait-all, cond,\n"
+"sem, futex, futex-sleeper); nowaiter swait, swait-asym, swait-all, cond,\n"
 "cond-broadcast, futex, futex-sleeper and the peers (nsync, abseil,\n"
 "atomic); broadcast swait, cond, swait-cond, futex and the peers, in their\n"
 "wake-all forms; mostlybusy swait,\n"

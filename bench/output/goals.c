@@ -135,6 +135,10 @@ void print_goals(FILE *f, const struct row *r, size_t n)
 		{ "nowaiter", "wake_call", "", "swait", "atomic", 1.00,
 		  "nowaiter: swait_wake_one / atomic notify_one (median)",
 		  true, NULL },
+		/* The same goal on a swait_head_init_asym() head. */
+		{ "nowaiter", "wake_call", "", "swait-asym", "atomic", 1.00,
+		  "nowaiter: swait_wake_one on an asymmetric head / atomic "
+		  "notify_one (median)", true, NULL },
 		{ "pingpong", "round_trip", "", "swait", "cond-after", 1.00,
 		  "pingpong: swait / cond (signal after unlock)", false, NULL },
 		{ "pingpong", "round_trip", "", "swait", "sem", 1.00,

@@ -68,40 +68,13 @@ static void sw_wait(struct mb *q)
 
 /* ------------------------------------------------------------- swait-asym */
 
-/*
- * No fence: the compiler barrier keeps the push (the caller's store of
- * tail) before the peek in program order; the sleeper's membarrier makes
- * it a full barrier when a sleeper needs one (see the top of the file).
- */
-static void asym_wake(struct mb *q)
+/* sw_wake and sw_wait on it: the wake has no fence, the prepare a membarrier. */
+static void asym_setup(struct mb *q)
 {
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (swait_active(&q->sh))
-		swait_wake_one(&q->sh);
-}
+	int err = swait_head_init_asym(&q->sh);
 
-/* swait_event()'s loop, with the membarrier between prepare and test. */
-static void asym_wait(struct mb *q)
-{
-	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
-
-	for (;;) {
-		swait_prepare(&q->sh, &w);
-		/*
-		 * Every running thread, the producer too, executes a full
-		 * barrier: a push it made before that barrier is visible to
-		 * the mb_claim() below, and its peeks after it see us queued.
-		 */
-		if (mb_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0)
-			die("mostlybusy: membarrier: %s", strerror(errno));
-		if (mb_claim(q))
-			break;
-		(void)swait_sleep(&q->sh, &w, 0, CLOCK_MONOTONIC, NULL);
-		/* Woken, so dequeued: test before queueing again. */
-		if (mb_claim(q))
-			break;
-	}
-	swait_finish(&q->sh, &w);
+	if (err != 0)
+		die("mostlybusy: swait_head_init_asym: %s", strerror(err));
 }
 
 /* ------------------------------------------------------------------- cond */
@@ -203,8 +176,8 @@ static void peer_wait(struct mb *q)
 const struct mb_mech mb_mechs[] = {
 	{ .name = "swait", .setup = sw_setup, .teardown = sw_teardown,
 	  .wake = sw_wake, .wait = sw_wait },
-	{ .name = "swait-asym", .setup = sw_setup, .teardown = sw_teardown,
-	  .wake = asym_wake, .wait = asym_wait },
+	{ .name = "swait-asym", .setup = asym_setup, .teardown = sw_teardown,
+	  .wake = sw_wake, .wait = sw_wait },
 	{ .name = "cond", .setup = cv_setup, .teardown = cv_teardown,
 	  .wake = cv_wake, .wait = cv_wait },
 	{ .name = "futex-sleeper", .setup = fs_setup, .teardown = fs_teardown,

@@ -41,44 +41,16 @@
  * when the sleeper count says so), the peers (peers.h, cwake/cwait), and
  * swait-asym.
  *
- * swait-asym: the asymmetric Dekker.  swait_wake_one() on an empty head
+ * swait-asym: the same swait_event() and swait_wake_one() on a head made
+ * by swait_head_init_asym().  swait_wake_one() on an ordinary empty head
  * costs a full fence and a load: the fence orders the caller's store of
  * its condition before the load of the queue, and pairs with the fence
- * that ends swait_prepare().  Here the producer pays it on every push.
- * swait-asym moves that cost to the sleeper, the side that is about to
- * spend microseconds in the kernel anyway, with membarrier(2), using only
- * libswait's public API:
- *
- *	producer (waker)			worker (sleeper)
- *	store tail (push)			swait_prepare(&h, &w)  [queued]
- *	atomic_signal_fence(seq_cst)		membarrier(PRIVATE_EXPEDITED)
- *	if (swait_active(&h))			if (claim()) [reads tail]
- *		swait_wake_one(&h);			swait_finish(&h, &w);
- *						else
- *							swait_sleep(&h, &w...)
- *
- * The signal fence is only a compiler barrier: it keeps the store before
- * the load in the instruction stream, and the CPU may still let the load
- * pass the store (x86's store buffer does).  The membarrier call (command
- * PRIVATE_EXPEDITED) makes every thread of the process that is running on
- * some CPU execute a full memory barrier (an IPI) before it returns; a
- * thread not running is one that went through a context switch, which is
- * a full barrier too.  So the call places a full barrier B somewhere in the
- * producer's instruction stream, after the worker's enqueue was visible
- * and before the worker's claim():
- *  - B before the store: the load comes after B too, so it sees the
- *    waiter queued, and the producer wakes it;
- *  - B after the store: the store was visible when membarrier returned,
- *    so the worker's claim() sees the item and the worker does not sleep.
- * Either way no wake is lost: the compiler barrier is upgraded to a full
- * barrier exactly when a sleeper needs it.  This is the pairing of
- * liburcu's membarrier flavour (a reader's barrier() against the updater's
- * sys_membarrier) and of the membarrier(2) man page's example.  When the
- * load sees a waiter, swait_wake_one() runs as usual, with its own fence
- * and lock; a waiter that then finds an item leaves through
- * swait_finish(), which passes a wake it was selected for on.  The process
- * registers once with MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED; without
- * membarrier, swait-asym is dropped with a message.
+ * that ends swait_prepare().  Here the producer pays it on every push.  An
+ * asymmetric head moves that cost to the sleeper, the side that is about
+ * to spend microseconds in the kernel anyway, with membarrier(2)
+ * (lib/asym.c, O1a, has the argument: liburcu's membarrier flavour and the
+ * membarrier(2) man page's example).  Where membarrier is missing,
+ * swait-asym is dropped with a message.
  *
  * The question this answers: does removing the fence from the producer
  * gain 20 % items per second?  Read the "x swait" ratio of swait-asym's

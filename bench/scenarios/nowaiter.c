@@ -27,6 +27,7 @@ struct nw_mech {
 	const char *name;
 	void (*wake)(struct nw_state *s);
 	bool own_futex_count;
+	bool asym;			/* on a swait_head_init_asym() head */
 	const struct mech *peer;	/* a peer's wake_empty instead */
 };
 
@@ -64,6 +65,7 @@ static void nw_futex_sleeper(struct nw_state *s)
 
 static const struct nw_mech nw_mechs[] = {
 	{ .name = "swait", .wake = nw_swait },
+	{ .name = "swait-asym", .wake = nw_swait, .asym = true },
 	{ .name = "swait-all", .wake = nw_swait_all },
 	{ .name = "cond", .wake = nw_cond },
 	{ .name = "cond-broadcast", .wake = nw_cond_broadcast },
@@ -122,6 +124,12 @@ static void *nw_thread(void *arg)
 		return NULL;
 	}
 	memset(&s, 0, sizeof(s));
+	if (p->m->asym) {
+		int err = swait_head_init_asym(&s.head);
+
+		if (err != 0)
+			die("nowaiter: swait_head_init_asym: %s", strerror(err));
+	}
 	pthread_mutex_init(&s.mu, NULL);
 	pthread_cond_init(&s.cv, NULL);
 	NW_MEASURE(p, p->m->wake(&s));
