@@ -58,6 +58,8 @@ done
 for name in $(functions "$header") $(macros "$header"); do
 	case "$name" in
 	SWAIT_H|SWAIT_COND_H|SWAIT_NONNULL|swait_final_recheck) continue ;;
+	# swait_wake_one()'s inline half, documented under swait_wake_one
+	swait_wake_one_inline) continue ;;
 	SWAIT_MUTEX_ARG_CHECK) continue ;;
 	SWAIT_VERSION_*)
 		n=$((n + 1))

@@ -312,7 +312,7 @@ void swait_head_init_pi(struct swait_head *head) SWAIT_NONNULL(1);
  * often than slept on (a producer that wakes after every item, consumers
  * that are nearly always busy).  Its wakes skip the full memory barrier
  * that every wake otherwise pays (swait_wake_one() with nobody waiting
- * becomes a load), and each sleep on it pays for both sides instead with
+ * becomes two loads in the caller, no call), and each sleep on it pays for both sides instead with
  * membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED): a system call that
  * interrupts every CPU running a thread of the process (about a
  * microsecond alone, tens of microseconds on a virtual machine), taken in
@@ -408,8 +408,10 @@ void swait_finish(struct swait_head *head, struct swait_waiter *waiter)
 /*
  * Dequeue and wake the waiter that has waited longest, if any.  Begins with
  * a full memory barrier (pairs with the one ending swait_prepare()).  On an
- * empty head: that barrier and one load, no lock, no system call.
- * Never blocks.  Async-signal-safe (see Signals above).
+ * empty head: that barrier and one load, no lock, no system call; on an
+ * empty asymmetric head (swait_head_init_asym) two loads, made inline in
+ * the caller (below), no call.  Never blocks.  Async-signal-safe (see
+ * Signals above).
  */
 void swait_wake_one(struct swait_head *head) SWAIT_NONNULL(1);
 
@@ -422,6 +424,43 @@ void swait_wake_one(struct swait_head *head) SWAIT_NONNULL(1);
  * Async-signal-safe.
  */
 void swait_wake_all(struct swait_head *head) SWAIT_NONNULL(1);
+
+/*
+ * The bit of a head's walks word that marks an asymmetric head, fixed by
+ * swait_head_init_asym(); a PI head's word uses it for other things, so
+ * it counts only with SWAIT_HEAD_PI_BIT clear.
+ */
+#define SWAIT_HEAD_ASYM_BIT 0x00800000u
+
+/*
+ * swait_wake_one() as the callers' compiler sees it: on an empty
+ * asymmetric head the wake is over once two loads said so, without a call
+ * into the library, as C++'s notify_one() is inlined; any other head, or a
+ * waiter found, goes to the library's swait_wake_one() (which checks
+ * again).  The compiler barrier keeps the caller's store of its condition
+ * before the peek in program order, which the sleeper's membarrier()
+ * needs (lib/asym.c, O1a).  Define SWAIT_NO_INLINE to call the library
+ * always; (swait_wake_one)(head) does so for one call.  Not a name to use.
+ */
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(SWAIT_NO_INLINE) && \
+	!defined(SWAIT_BUILDING_LIBRARY)
+static inline __attribute__((__always_inline__)) void
+swait_wake_one_inline(struct swait_head *head)
+{
+	const struct swait_list *first;
+
+	/* Any other head: four instructions, then the library's full wake. */
+	if ((__atomic_load_n(&head->walks, __ATOMIC_RELAXED) &
+	     (SWAIT_HEAD_ASYM_BIT | SWAIT_HEAD_PI_BIT)) == SWAIT_HEAD_ASYM_BIT) {
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		first = __atomic_load_n(&head->list.next, __ATOMIC_RELAXED);
+		if (!first || first == &head->list)
+			return;
+	}
+	(swait_wake_one)(head);
+}
+#define swait_wake_one(head) swait_wake_one_inline(head)
+#endif
 
 /*
  * Whether a waiter is queued: a lockless peek with no barrier, as in the

@@ -106,7 +106,7 @@ static inline bool swait_state_sleeping(uint32_t s)
  * peek without a fence and its prepares end in membarrier() instead
  * (lib/swait.c O1a).
  */
-#define SWAIT_WALKS_ASYM	0x00800000u
+#define SWAIT_WALKS_ASYM	SWAIT_HEAD_ASYM_BIT
 #define SWAIT_WALKS_GEN		0x1f000000u	/* 5 bits */
 #define SWAIT_WALKS_GEN_ONE	0x01000000u
 #define SWAIT_WALKS_BCAST	0x20000000u

@@ -516,10 +516,13 @@ void swait_wake_call(struct swait_head *h, enum swait_post what)
 SWAIT_EXPORT void swait_wake_one(struct swait_head *h)
 {
 	/*
-	 * O1: order the caller's store of its condition before the peek (on
-	 * an asymmetric head, the sleepers' membarrier() does: O1a).
+	 * O1: order the caller's store of its condition before the peek.  A
+	 * full fence on an asymmetric head too: stronger than O1a needs, and
+	 * paid only where <swait.h>'s inline half did not end the wake (a
+	 * waiter is queued, or the caller was built without it), so that the
+	 * ordinary head's path stays as short as it was.
 	 */
-	swait_o1_waker(h);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (list_empty(&h->list))
 		return;
 	swait_wake_call(h, SWAIT_POST_WAKE_ONE);

@@ -10,7 +10,11 @@
  *					loop, and compare instructions per call
  *	nowaiter-instr --loop NAME	the loop that callgrind measures
  *
- * Exits 0 when swait_wake_one and swait_wake_all are within the bound, 1
+ * And issue 22's: on an asymmetric head (swait_head_init_asym) the empty
+ * wake is the inline part of <swait.h>'s swait_wake_one(), two loads and
+ * no call: at most ASYM_MAX instructions per call, loop included.
+ *
+ * Exits 0 when swait_wake_one and swait_wake_all are within the bounds, 1
  * when not, 77 (skip) without valgrind.
  */
 #include <pthread.h>
@@ -23,8 +27,15 @@
 #include <swait.h>
 
 #define CALLS 100000
+/*
+ * The loads, compares and branch of the inline wake, and the loop's
+ * increment, compare and branch: 12 at -O0 to 2 here.  A call into the
+ * library alone would add a call, a return and the PLT's jump.
+ */
+#define ASYM_MAX 16
 
 static struct swait_head head = SWAIT_HEAD_INITIALIZER;
+static struct swait_head asym_head;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 
 /* The names below are callgrind's --toggle-collect targets. */
@@ -32,6 +43,7 @@ __attribute__((noinline)) void loop_swait(void);
 __attribute__((noinline)) void loop_swait_all(void);
 __attribute__((noinline)) void loop_cond(void);
 __attribute__((noinline)) void loop_cond_broadcast(void);
+__attribute__((noinline)) void loop_swait_asym(void);
 
 __attribute__((noinline)) void loop_swait(void)
 {
@@ -43,6 +55,12 @@ __attribute__((noinline)) void loop_swait_all(void)
 {
 	for (int i = 0; i < CALLS; i++)
 		swait_wake_all(&head);
+}
+
+__attribute__((noinline)) void loop_swait_asym(void)
+{
+	for (int i = 0; i < CALLS; i++)
+		swait_wake_one(&asym_head);
 }
 
 __attribute__((noinline)) void loop_cond(void)
@@ -65,6 +83,7 @@ static const struct {
 	{ "swait-all", "loop_swait_all", loop_swait_all },
 	{ "cond", "loop_cond", loop_cond },
 	{ "cond-broadcast", "loop_cond_broadcast", loop_cond_broadcast },
+	{ "swait-asym", "loop_swait_asym", loop_swait_asym },
 };
 #define NLOOPS (sizeof(loops) / sizeof(loops[0]))
 
@@ -114,6 +133,13 @@ int main(int argc, char **argv)
 	int bad = 0;
 
 	if (argc == 3 && !strcmp(argv[1], "--loop")) {
+		int err = swait_head_init_asym(&asym_head);
+
+		if (err != 0) {
+			fprintf(stderr, "nowaiter-instr: swait_head_init_asym: "
+				"%s\n", strerror(err));
+			return 1;
+		}
 		for (size_t i = 0; i < NLOOPS; i++)
 			if (!strcmp(argv[2], loops[i].name)) {
 				loops[i].loop();
@@ -144,5 +170,12 @@ int main(int argc, char **argv)
 				ir[i + 2]);
 			bad = 1;
 		}
+	if (ir[4] > ASYM_MAX || ir[4] >= ir[0]) {
+		fprintf(stderr, "nowaiter-instr: swait-asym executes %.2f "
+			"instructions per call: more than %d, or not fewer "
+			"than swait's %.2f (is the inline wake in <swait.h> "
+			"used?)\n", ir[4], ASYM_MAX, ir[0]);
+		bad = 1;
+	}
 	return bad;
 }
