@@ -306,13 +306,18 @@ static void *any_sleeper(void *arg)
 	return NULL;
 }
 
-static void test_sleeper_woken_by_any_head(void **state)
+/*
+ * asym: h[1] is an asymmetric head (lib/asym.c), the others are not, and
+ * h[0] gets the wake_all that h[1] gets otherwise.
+ */
+static void run_sleeper_woken_by_any_head(bool asym)
 {
-	(void)state;
 	for (unsigned k = 0; k < NH; k++) {
 		pthread_t t;
 
 		reset();
+		if (asym)
+			assert_int_equal(swait_head_init_asym(&h[1]), 0);
 		memset(&sl, 0, sizeof(sl));
 		tu_watchdog("a wait_any sleeper woken by one head");
 		assert_int_equal(pthread_create(&t, NULL, any_sleeper, NULL),
@@ -320,7 +325,7 @@ static void test_sleeper_woken_by_any_head(void **state)
 		assert_true(tu_poll(TU_LOAD(&sl.prepared)));
 		assert_true(tu_wait_asleep((pid_t)TU_LOAD(&sl.tid), &h[k]));
 		payload = (int)k + 100;	/* published by the wake (O3) */
-		if (k == 1)
+		if (k == (asym ? 0u : 1u))
 			swait_wake_all(&h[k]);
 		else
 			swait_wake_one(&h[k]);
@@ -332,6 +337,22 @@ static void test_sleeper_woken_by_any_head(void **state)
 		assert_int_equal(sl.payload_seen, (int)k + 100);
 		all_destroyable();
 	}
+}
+
+static void test_sleeper_woken_by_any_head(void **state)
+{
+	(void)state;
+	run_sleeper_woken_by_any_head(false);
+}
+
+/*
+ * One membarrier() for the group's prepare, and a fence-less wake_one
+ * (<swait.h>'s inline half, then the library's) on the asymmetric head.
+ */
+static void test_sleeper_woken_by_any_head_asym(void **state)
+{
+	(void)state;
+	run_sleeper_woken_by_any_head(true);
 }
 
 /* Cancelled in the wait: every node leaves its head (I4 for groups). */
@@ -368,6 +389,7 @@ int main(void)
 		cmocka_unit_test(test_reprepare_passes_on_unreported),
 		cmocka_unit_test(test_pi_heads_and_one_head),
 		cmocka_unit_test(test_sleeper_woken_by_any_head),
+		cmocka_unit_test(test_sleeper_woken_by_any_head_asym),
 		cmocka_unit_test(test_cancel_dequeues),
 	};
 
