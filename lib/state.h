@@ -104,7 +104,9 @@ static inline bool swait_state_sleeping(uint32_t s)
 /*
  * An asymmetric head (swait_head_init_asym, fixed at init): its wakes
  * peek without a fence and its prepares end in membarrier() instead
- * (lib/swait.c O1a).
+ * (lib/asym.c O1a).  ABI: <swait.h>'s inline swait_wake_one() compiles
+ * this bit, the PI bit and the list's layout into callers, so none of
+ * them may move without a new soname.
  */
 #define SWAIT_WALKS_ASYM	SWAIT_HEAD_ASYM_BIT
 #define SWAIT_WALKS_GEN		0x1f000000u	/* 5 bits */
