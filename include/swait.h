@@ -312,7 +312,8 @@ void swait_head_init_pi(struct swait_head *head) SWAIT_NONNULL(1);
  * often than slept on (a producer that wakes after every item, consumers
  * that are nearly always busy).  Its wakes skip the full memory barrier
  * that every wake otherwise pays (swait_wake_one() with nobody waiting
- * becomes two loads in the caller, no call), and each sleep on it pays for both sides instead with
+ * becomes two loads in the caller, no call), and each sleep on it pays
+ * for both sides instead with
  * membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED): a system call that
  * interrupts every CPU running a thread of the process (about a
  * microsecond alone, tens of microseconds on a virtual machine), taken in

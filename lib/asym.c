@@ -10,9 +10,9 @@
  * C++20's notify_one() is a load (1.8 ns), because its caller's store was
  * sequentially consistent and paid the fence.  A producer that wakes after
  * every item, to nobody nearly every time, pays the fence and a call per
- * item; its consumers sleep seldom.  On such a head the waiter can pay for both
- * sides with membarrier(2), as liburcu's memb flavour does for its
- * readers: its cost, a system call and an interrupt to every CPU running a
+ * item; its consumers sleep seldom.  On such a head the waiter can pay
+ * for both sides with membarrier(2), as liburcu's memb flavour does for
+ * its readers: its cost, a system call and an interrupt to every CPU running a
  * thread of the process (about 1.2 us alone; 10-15 us on a virtual
  * machine with the other CPU busy), lands on the sleeps.
  *
@@ -23,9 +23,10 @@
  *       swait_has_sleeper(); the library's swait_wake_one(), reached only
  *       with a waiter queued or from a caller built without the inline,
  *       keeps its full fence, which is stronger) and the waiter's half is
- *       membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) after its enqueue.  That call returns only after every thread of
- *       the process that was running executed a full barrier (one that was
- *       not running passes a context switch, also a full barrier).  Take a
+ *       membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) after its enqueue.
+ *       That call returns only after every thread of the process that was
+ *       running executed a full barrier (one that was not running passes a
+ *       context switch, also a full barrier).  Take a
  *       waker's program-order "store cond; peek list" and the barrier it
  *       executed: if the barrier came before the store, the peek also
  *       comes after the waiter's enqueue, which the system call ordered

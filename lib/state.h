@@ -85,7 +85,7 @@ static inline bool swait_state_sleeping(uint32_t s)
  * (so the word does not return to a value a sleeper in futex_waitv() read
  * before the walk ended: W2 in lib/swait.c), whether a walk on this head
  * has found several sleepers (W4: sleepers then use futex_waitv), whether
- * the head is asymmetric (fixed at init: O1a in lib/swait.c), whether
+ * the head is asymmetric (fixed at init: O1a in lib/asym.c), whether
  * the head is a PI head
  * (fixed at init; the public SWAIT_HEAD_PI_BIT, which
  * SWAIT_HEAD_PI_INITIALIZER spells), and whether a thread sleeps on this
