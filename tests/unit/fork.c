@@ -10,6 +10,12 @@
  * the library aborted.  Here the parent caches its id on a PI head, then
  * the child (by fork() and by _Fork()) contends on it from three threads;
  * the child must exit 0.
+ *
+ * An asymmetric head's sleeps need the process registered for
+ * membarrier() (lib/asym.c O1b); the registration is the parent's, made
+ * by swait_head_init_asym(), and the child must inherit it: two of its
+ * threads hand a turn back and forth on asymmetric heads the parent made,
+ * and a sleep that found the process unregistered would abort.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -89,6 +95,55 @@ static void run(bool underscore)
 	assert_int_equal(swait_head_destroy(&pi_head), 0);
 }
 
+/* ------------------------------------------------- asymmetric heads */
+
+static struct swait_head asym_heads[2];
+static int asym_turn;
+
+static void *asym_player(void *arg)
+{
+	int me = (int)(intptr_t)arg;
+
+	for (long i = 0; i < rounds; i++) {
+		swait_event(&asym_heads[me],
+			    __atomic_load_n(&asym_turn, __ATOMIC_ACQUIRE) == me);
+		__atomic_store_n(&asym_turn, !me, __ATOMIC_RELEASE);
+		swait_wake_one(&asym_heads[!me]);
+	}
+	return NULL;
+}
+
+static void test_asym_heads_after_fork(void **state)
+{
+	int status;
+	pid_t pid;
+
+	(void)state;
+	if (getenv("MESON_EXE_WRAPPER"))
+		skip();		/* qemu-user's fork() is not the point here */
+	rounds = tu_scale(2000);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(swait_head_init_asym(&asym_heads[i]), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		pthread_t t;
+
+		alarm(30);
+		if (pthread_create(&t, NULL, asym_player, (void *)1) != 0)
+			_exit(3);
+		asym_player((void *)0);
+		pthread_join(t, NULL);
+		_exit(swait_head_destroy(&asym_heads[0]) == 0 &&
+		      swait_head_destroy(&asym_heads[1]) == 0 ? 0 : 4);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		print_error("child status %#x\n", status);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 static void test_pi_head_after_fork(void **state)
 {
 	(void)state;
@@ -113,6 +168,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pi_head_after_fork),
 		cmocka_unit_test(test_pi_head_after__Fork),
+		cmocka_unit_test(test_asym_heads_after_fork),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
