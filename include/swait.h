@@ -454,8 +454,9 @@ swait_wake_one_inline(struct swait_head *head)
 	if ((__atomic_load_n(&head->walks, __ATOMIC_RELAXED) &
 	     (SWAIT_HEAD_ASYM_BIT | SWAIT_HEAD_PI_BIT)) == SWAIT_HEAD_ASYM_BIT) {
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		/* Linked to itself when empty: never NULL (lib/asym.c). */
 		first = __atomic_load_n(&head->list.next, __ATOMIC_RELAXED);
-		if (!first || first == &head->list)
+		if (first == &head->list)
 			return;
 	}
 	(swait_wake_one)(head);

@@ -103,6 +103,15 @@ SWAIT_EXPORT int swait_head_init_asym(struct swait_head *h)
 		"swait_head_init_asym: the head still has waiters, who would "
 		"never be woken (re-initialised while in use?) "
 		"[head, first waiter]");
+	/*
+	 * Linked to itself, as the first enqueue would: an empty asymmetric
+	 * list is then only ever that, and <swait.h>'s inline wake tests
+	 * one pointer, not also the never-used NULL.
+	 */
+	if (!err) {
+		h->list.next = &h->list;
+		h->list.prev = &h->list;
+	}
 	return err;
 }
 
