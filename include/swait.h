@@ -445,7 +445,7 @@ void swait_wake_all(struct swait_head *head) SWAIT_NONNULL(1);
  */
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(SWAIT_NO_INLINE) && \
 	!defined(SWAIT_BUILDING_LIBRARY)
-static inline __attribute__((__always_inline__)) void
+static inline __attribute__((__always_inline__, __nonnull__(1))) void
 swait_wake_one_inline(struct swait_head *head)
 {
 	const struct swait_list *first;
