@@ -100,11 +100,16 @@ static int setup(void **state)
 	return tu_signal_handler(SIGUSR2, on_signal, 0, NULL);
 }
 
-static void init_heads(bool pi)
+/* How the completion's head is made: as by swait_completion_init, PI, asym. */
+enum kind { PLAIN, PI, ASYM };
+
+static void init_heads(enum kind k)
 {
 	swait_completion_init(&comp);
-	if (pi)
+	if (k == PI)
 		swait_head_init_pi(&comp.wait);
+	if (k == ASYM)	/* only the cases that use it as a plain head */
+		assert_int_equal(swait_head_init_asym(&comp.wait), 0);
 	swait_head_init(&other);
 }
 
@@ -129,12 +134,12 @@ static int poll_sleep(struct swait_head *h, struct swait_waiter *w)
 	return swait_sleep(h, w, 0, CLOCK_MONOTONIC, &past);
 }
 
-static void run_wake_one(bool pi)
+static void run_wake_one(enum kind k)
 {
 	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
 	unsigned long before = swait_hook_deferred;
 
-	init_heads(pi);
+	init_heads(k);
 	tu_watchdog_arm(20, "wake_one from a handler on the holder", NULL);
 	prepare_with_signal(&w, OP_WAKE_ONE);
 	assert_int_equal(swait_hook_deferred - before, 1);
@@ -146,13 +151,13 @@ static void run_wake_one(bool pi)
 	tu_watchdog_disarm();
 }
 
-static void run_wake_all(bool pi)
+static void run_wake_all(enum kind k)
 {
 	struct swait_waiter w1 = SWAIT_WAITER_INITIALIZER;
 	struct swait_waiter w2 = SWAIT_WAITER_INITIALIZER;
 	unsigned long before = swait_hook_deferred;
 
-	init_heads(pi);
+	init_heads(k);
 	tu_watchdog_arm(20, "wake_all from a handler on the holder", NULL);
 	swait_prepare(&comp.wait, &w1);
 	prepare_with_signal(&w2, OP_WAKE_ALL);
@@ -166,12 +171,12 @@ static void run_wake_all(bool pi)
 	tu_watchdog_disarm();
 }
 
-static void run_complete(bool pi)
+static void run_complete(enum kind k)
 {
 	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
 	unsigned long before = swait_hook_deferred;
 
-	init_heads(pi);
+	init_heads(k);
 	tu_watchdog_arm(20, "complete from a handler on the holder", NULL);
 	prepare_with_signal(&w, OP_COMPLETE);
 	assert_int_equal(swait_hook_deferred - before, 2);
@@ -185,12 +190,12 @@ static void run_complete(bool pi)
 	tu_watchdog_disarm();
 }
 
-static void run_complete_all(bool pi)
+static void run_complete_all(enum kind k)
 {
 	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
 	unsigned long before = swait_hook_deferred;
 
-	init_heads(pi);
+	init_heads(k);
 	tu_watchdog_arm(20, "complete_all from a handler on the holder", NULL);
 	prepare_with_signal(&w, OP_COMPLETE_ALL);
 	assert_int_equal(swait_hook_deferred - before, 1);
@@ -208,13 +213,13 @@ static void run_complete_all(bool pi)
  * another head: the handler finds its lock free, takes it and wakes at
  * once (lib/headlock.c L2); nothing is posted and nothing waits.
  */
-static void run_other_head(bool pi)
+static void run_other_head(enum kind k)
 {
 	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
 	struct swait_waiter wo = SWAIT_WAITER_INITIALIZER;
 	unsigned long before = swait_hook_deferred;
 
-	init_heads(pi);
+	init_heads(k);
 	tu_watchdog_arm(20, "handler wakes another head", NULL);
 	swait_prepare(&other, &wo);
 	prepare_with_signal(&w, OP_NONE);
@@ -233,12 +238,12 @@ static void run_other_head(bool pi)
  * holder that could not run).  Every one is counted, none twice, and the
  * queued waiter is woken.
  */
-static void run_complete_many(bool pi)
+static void run_complete_many(enum kind k)
 {
 	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
 	unsigned long before = swait_hook_deferred;
 
-	init_heads(pi);
+	init_heads(k);
 	tu_watchdog_arm(20, "many completes from a handler on the holder",
 			NULL);
 	prepare_with_signal(&w, OP_COMPLETE_MANY);
@@ -261,11 +266,11 @@ static void run_complete_many(bool pi)
  * (lib/wake.c, LEAVERS: a completion's wakes count no leavers).  It hung
  * when they did.
  */
-static void run_complete_then_all(bool pi)
+static void run_complete_then_all(enum kind k)
 {
 	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
 
-	init_heads(pi);
+	init_heads(k);
 	tu_watchdog_arm(20, "complete_all seen by a woken waiter's condition",
 			NULL);
 	prepare_with_signal(&w, OP_COMPLETE_THEN_ALL);
@@ -282,11 +287,11 @@ static void run_complete_then_all(bool pi)
  * no lock), no misuse abort in debug builds, and the true answer: the
  * interrupted prepare had already queued its waiter.
  */
-static void run_peek(bool pi)
+static void run_peek(enum kind k)
 {
 	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
 
-	init_heads(pi);
+	init_heads(k);
 	peek_active = peek_sleeper = -1;
 	tu_watchdog_arm(20, "swait_active/has_sleeper from a handler on the "
 			"holder", NULL);
@@ -299,8 +304,15 @@ static void run_peek(bool pi)
 }
 
 #define BOTH(name)							\
-	static void name##_plain(void **s) { (void)s; run_##name(false); } \
-	static void name##_pi(void **s) { (void)s; run_##name(true); }
+	static void name##_plain(void **s) { (void)s; run_##name(PLAIN); } \
+	static void name##_pi(void **s) { (void)s; run_##name(PI); }
+/*
+ * On an asymmetric head (lib/asym.c) the handler's wake or peek has no
+ * fence, and the interrupted prepare ends in membarrier(): the post to the
+ * holder must work the same.
+ */
+#define ASYM_TOO(name)							\
+	static void name##_asym(void **s) { (void)s; run_##name(ASYM); }
 BOTH(wake_one)
 BOTH(wake_all)
 BOTH(complete)
@@ -309,6 +321,9 @@ BOTH(other_head)
 BOTH(complete_many)
 BOTH(complete_then_all)
 BOTH(peek)
+ASYM_TOO(wake_one)
+ASYM_TOO(wake_all)
+ASYM_TOO(peek)
 
 int main(void)
 {
@@ -329,6 +344,9 @@ int main(void)
 		cmocka_unit_test(complete_then_all_pi),
 		cmocka_unit_test(peek_plain),
 		cmocka_unit_test(peek_pi),
+		cmocka_unit_test(wake_one_asym),
+		cmocka_unit_test(wake_all_asym),
+		cmocka_unit_test(peek_asym),
 	};
 
 	if (tu_emulator_shares_tls()) {
