@@ -328,7 +328,8 @@ void swait_head_init_pi(struct swait_head *head) SWAIT_NONNULL(1);
  * that.  A seccomp filter that denies membarrier() installed later makes
  * the next sleep on the head abort with a message.  No static initializer,
  * no PI variant; the rest of the API and every guarantee are unchanged.
- * swait_has_sleeper() on it is a plain peek, as its wakes are.
+ * Only swait_wake_one() skips the barrier; swait_wake_all() and
+ * swait_has_sleeper() keep it.
  */
 int swait_head_init_asym(struct swait_head *head) SWAIT_NONNULL(1);
 
@@ -449,10 +450,14 @@ static inline __attribute__((__always_inline__, __nonnull__(1))) void
 swait_wake_one_inline(struct swait_head *head)
 {
 	const struct swait_list *first;
+	uint32_t walks = __atomic_load_n(&head->walks, __ATOMIC_RELAXED);
 
-	/* Any other head: four instructions, then the library's full wake. */
-	if ((__atomic_load_n(&head->walks, __ATOMIC_RELAXED) &
-	     (SWAIT_HEAD_ASYM_BIT | SWAIT_HEAD_PI_BIT)) == SWAIT_HEAD_ASYM_BIT) {
+	/*
+	 * An ordinary head: a test of one bit, then the library's full wake.
+	 * A PI head's posts may set the bit too; it rarely gets this far.
+	 */
+	if (__builtin_expect((walks & SWAIT_HEAD_ASYM_BIT) != 0, 0) &&
+	    !(walks & SWAIT_HEAD_PI_BIT)) {
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		/* Linked to itself when empty: never NULL (lib/asym.c). */
 		first = __atomic_load_n(&head->list.next, __ATOMIC_RELAXED);

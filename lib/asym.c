@@ -19,14 +19,15 @@
  * RULES
  *
  *  O1a. On an asymmetric head, the waker's half of O1 is a compiler barrier
- *       (in <swait.h>'s inline swait_wake_one(), in swait_wake_all() and
- *       swait_has_sleeper(); the library's swait_wake_one(), reached only
- *       with a waiter queued or from a caller built without the inline,
- *       keeps its full fence, which is stronger) and the waiter's half is
- *       membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) after its enqueue.
- *       That call returns only after every thread of the process that was
- *       running executed a full barrier (one that was not running passes a
- *       context switch, also a full barrier).  Take a
+ *       (in <swait.h>'s inline swait_wake_one(); the library's own wakes
+ *       and swait_has_sleeper() keep their full fence, which is stronger,
+ *       so that an ordinary head pays no test for the kind there: they are
+ *       reached with a waiter queued, from a caller built without the
+ *       inline, or for a broadcast, rare on such a head), and the
+ *       waiter's half is membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)
+ *       after its enqueue.  That call returns only after every thread of
+ *       the process that was running executed a full barrier (one that was
+ *       not running passes a context switch, also a full barrier).  Take a
  *       waker's program-order "store cond; peek list" and the barrier it
  *       executed: if the barrier came before the store, the peek also
  *       comes after the waiter's enqueue, which the system call ordered

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * asym.h - the two halves of O1's barrier pair (lib/swait.c), in their
+ * asym.h - the waiter's half of O1's barrier pair (lib/swait.c), in its
  * ordinary form and in the asymmetric form of a head made by
- * swait_head_init_asym() (lib/asym.c says why that form is sound).
+ * swait_head_init_asym(), whose wakers' half is inline in <swait.h>
+ * (lib/asym.c says why that form is sound).
  */
 #ifndef SWAIT_ASYM_H
 #define SWAIT_ASYM_H
@@ -11,7 +12,6 @@
 #include <stdint.h>
 
 #include "check.h"
-#include "list.h"
 #include "state.h"
 
 /*
@@ -29,20 +29,7 @@ static inline bool swait_walks_asym(uint32_t walks)
 void swait_asym_barrier(void);
 
 /*
- * The waker's half of O1, between the caller's store of its condition and
- * the lockless peek of h's list: a full fence, or on an asymmetric head
- * only a compiler barrier (the sleeper's membarrier() stands in for it).
- */
-static inline void swait_o1_waker(const struct swait_head *h)
-{
-	if (swait_walks_asym(load_relaxed(&h->walks)))
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	else
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-}
-
-/*
- * The waiter's half, after its enqueue and before the caller reads its
+ * The waiter's half of O1, after its enqueue and before the caller reads its
  * condition; asym: whether any head it just queued on is asymmetric.
  */
 static inline void swait_o1_waiter(bool asym)

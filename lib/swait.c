@@ -623,7 +623,7 @@ SWAIT_EXPORT bool swait_active(const struct swait_head *h)
 SWAIT_EXPORT bool swait_has_sleeper(struct swait_head *h)
 {
 	/* O1: the caller's store before the peek, as in the wakes. */
-	swait_o1_waker(h);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	return !list_empty(&h->list);
 }
 

@@ -530,8 +530,8 @@ SWAIT_EXPORT void swait_wake_one(struct swait_head *h)
 
 SWAIT_EXPORT void swait_wake_all(struct swait_head *h)
 {
-	/* O1, as in swait_wake_one(). */
-	swait_o1_waker(h);
+	/* O1, as in swait_wake_one(): a full fence on every head. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (list_empty(&h->list))
 		return;
 	swait_wake_call(h, SWAIT_POST_WAKE_ALL);

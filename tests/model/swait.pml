@@ -101,7 +101,9 @@
  * allows, and the window the argument must close.  A waiter's prepare
  * ends in membarrier(), which drains every waker's buffer before the
  * waiter reads cond.  MUTANT_ASYM_NO_MEMBARRIER puts a plain fence there,
- * which orders only the waiter's own accesses: a lost wakeup.
+ * which orders only the waiter's own accesses: a lost wakeup.  Both wakes
+ * peek fence-less here; the library's wake_all keeps its fence, which the
+ * weaker model covers.
  *
  * STEPS AND MERGES
  *
