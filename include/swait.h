@@ -56,7 +56,10 @@
  *
  * either the waiter sees cond true, or the waker sees the waiter queued and
  * wakes it: no lost wakeup.  (The waker must store cond before it calls the
- * wake; the wake's barrier orders the two.)
+ * wake; the wake's barrier orders the two.  On an asymmetric head,
+ * swait_head_init_asym(), an empty swait_wake_one() has only a compiler
+ * barrier and the sleeper's membarrier() pays for both sides: the same
+ * for cond, but no fence for other orderings of the waker's own.)
  *
  * No swallowed wakeups.  A waiter that a swait_wake_one() selected, but that
  * leaves without having slept on that wake (its condition was already true,
@@ -329,7 +332,10 @@ void swait_head_init_pi(struct swait_head *head) SWAIT_NONNULL(1);
  * the next sleep on the head abort with a message.  No static initializer,
  * no PI variant; the rest of the API and every guarantee are unchanged.
  * Only swait_wake_one() skips the barrier; swait_wake_all() and
- * swait_has_sleeper() keep it.
+ * swait_has_sleeper() keep it.  ENOMEM from the barrier (memory pressure)
+ * is waited out.  A seccomp filter or tracer that fakes membarrier()'s
+ * success removes the barrier the sleeps depend on, and wakeups may then
+ * be lost: no library can tell a faked barrier from a real one.
  */
 int swait_head_init_asym(struct swait_head *head) SWAIT_NONNULL(1);
 
@@ -357,7 +363,8 @@ void swait_waiter_init(struct swait_waiter *waiter) SWAIT_NONNULL(1);
  * consumed: the caller re-checks its condition right after this call, which
  * is what the wake asked of it.  Ends with a full memory barrier: the
  * caller's following read of its condition cannot move before the enqueue
- * (pairs with the barrier at the start of every wake).  Never blocks.
+ * (pairs with the barrier at the start of every wake; on an asymmetric
+ * head the prepare ends in membarrier() instead).  Never blocks.
  * Debug builds abort if *waiter is still queued on another head.
  */
 void swait_prepare(struct swait_head *head, struct swait_waiter *waiter)
@@ -418,6 +425,15 @@ void swait_finish(struct swait_head *head, struct swait_waiter *waiter)
 void swait_wake_one(struct swait_head *head) SWAIT_NONNULL(1);
 
 /*
+ * swait_wake_one() under the name the inline half below calls, which only
+ * a library that knows SWAIT_HEAD_ASYM_BIT exports: a program built with
+ * this header then refuses to start on an older libswait.so.0 (whose walks
+ * word used that bit otherwise) instead of misreading its heads.  Not a
+ * name to call.
+ */
+void swait_wake_one_slow(struct swait_head *head) SWAIT_NONNULL(1);
+
+/*
  * Wake every waiter queued when the call starts; waiters that arrive during
  * it are not woken by it.  The queued set is detached in O(1) and woken one
  * by one, with the head lock dropped between two wakes, so a thread that
@@ -439,10 +455,13 @@ void swait_wake_all(struct swait_head *head) SWAIT_NONNULL(1);
  * asymmetric head the wake is over once two loads said so, without a call
  * into the library, as C++'s notify_one() is inlined; any other head, or a
  * waiter found, goes to the library's swait_wake_one() (which checks
- * again).  The compiler barrier keeps the caller's store of its condition
- * before the peek in program order, which the sleeper's membarrier()
- * needs (lib/asym.c, O1a).  Define SWAIT_NO_INLINE to call the library
- * always; (swait_wake_one)(head) does so for one call.  Not a name to use.
+ * again), as swait_wake_one_slow().  The compiler barrier (an empty asm
+ * that clobbers memory, as the kernel's barrier(): a signal fence orders
+ * only what a signal handler could see) keeps the caller's store of its
+ * condition, atomic or plain, before the peek in program order, which the
+ * sleeper's membarrier() needs (lib/asym.c, O1a).  Define SWAIT_NO_INLINE
+ * to call the library always; (swait_wake_one)(head) does so for one
+ * call.  Not a name to use.
  */
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(SWAIT_NO_INLINE) && \
 	!defined(SWAIT_BUILDING_LIBRARY)
@@ -468,13 +487,13 @@ swait_wake_one_inline(struct swait_head *head)
 	 */
 	if (__builtin_expect((walks & SWAIT_HEAD_ASYM_BIT) != 0, 0) &&
 	    !(walks & SWAIT_HEAD_PI_BIT)) {
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		__asm__ __volatile__("" ::: "memory");
 		/* Linked to itself when empty: never NULL (lib/asym.c). */
 		first = __atomic_load_n(&head->list.next, __ATOMIC_RELAXED);
 		if (first == &head->list)
 			return;
 	}
-	(swait_wake_one)(head);
+	swait_wake_one_slow(head);
 }
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
 #pragma GCC diagnostic pop

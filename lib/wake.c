@@ -528,6 +528,19 @@ SWAIT_EXPORT void swait_wake_one(struct swait_head *h)
 	swait_wake_call(h, SWAIT_POST_WAKE_ONE);
 }
 
+/*
+ * The same function under a second name, in version node SWAIT_0.8: the
+ * one <swait.h>'s inline wake calls.  The inline reads bits of the walks
+ * word whose meaning this release fixed (SWAIT_HEAD_ASYM_BIT was a
+ * generation bit before it), so a caller built with it must not run on an
+ * older library; referring to a symbol that only this release defines
+ * makes the dynamic loader refuse one ("version `SWAIT_0.8' not found"),
+ * where a reference to swait_wake_one@SWAIT_0.1 would bind to it and
+ * lose wakeups on an ordinary head whose generation happened to be odd.
+ */
+SWAIT_EXPORT extern __typeof__(swait_wake_one) swait_wake_one_slow
+	__attribute__((alias("swait_wake_one")));
+
 SWAIT_EXPORT void swait_wake_all(struct swait_head *h)
 {
 	/* O1, as in swait_wake_one(): a full fence on every head. */
