@@ -78,6 +78,19 @@ void swait_fatal(const char *what, const void *a, const void *b, const void *c)
 	emit_and_abort(buf, len);
 }
 
+void swait_fatal_call(const char *what, int err)
+{
+	char buf[512];
+	size_t len = 0;
+
+	put(buf, &len, sizeof(buf) - 1, "libswait: ");
+	put(buf, &len, sizeof(buf) - 1, what);
+	put(buf, &len, sizeof(buf) - 1, " (errno ");
+	put_dec(buf, &len, sizeof(buf) - 1, err);
+	put(buf, &len, sizeof(buf) - 1, ")");
+	emit_and_abort(buf, len);
+}
+
 void swait_fatal_errno(const char *call, int err, const char *file, int line)
 {
 	char buf[512];

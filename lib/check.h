@@ -40,6 +40,13 @@ void swait_fatal(const char *what, const void *a, const void *b,
 __attribute__((noreturn, cold))
 void swait_fatal_errno(const char *call, int err, const char *file, int line);
 
+/*
+ * Abort after printing "libswait: <what> (errno <err>)": a system call that
+ * failed where going on could lose a wakeup, with the error it returned.
+ */
+__attribute__((noreturn, cold))
+void swait_fatal_call(const char *what, int err);
+
 /* In debug builds: abort with msg and the pointers unless cond holds. */
 #define swait_check(cond, msg, a, b, c)					\
 	do {								\
