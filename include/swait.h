@@ -30,6 +30,10 @@
  *     other thread was inside a libswait call on it or had a waiter queued
  *     on it (its lock may be held; a wake could select a waiter whose
  *     thread is gone).  PI heads work in all three kinds of child.
+ *   - An idle head (no waiter queued, no call on it in progress, every
+ *     waiter it woke returned) holds no pointer into itself: it may be
+ *     copied or moved, and the copy works at its new address.  A head with
+ *     waiters must not be (swait_event_mutex(3), COPYING A HEAD).
  *
  * <swait.h> needs no feature test macro: it compiles in the strict ISO
  * modes (-std=c99, c11, c17 with -pedantic) and as C++11 and later, as
@@ -488,9 +492,13 @@ swait_wake_one_inline(struct swait_head *head)
 	if (__builtin_expect((walks & SWAIT_HEAD_ASYM_BIT) != 0, 0) &&
 	    !(walks & SWAIT_HEAD_PI_BIT)) {
 		__asm__ __volatile__("" ::: "memory");
-		/* Linked to itself when empty: never NULL (lib/asym.c). */
+		/*
+		 * NULL when empty, never used or emptied (lib/list.h); the
+		 * anchor's own address only for a moment inside an enqueue,
+		 * which the library's test then sees.
+		 */
 		first = __atomic_load_n(&head->list.next, __ATOMIC_RELAXED);
-		if (first == &head->list)
+		if (first == NULL)
 			return;
 	}
 	swait_wake_one_slow(head);

@@ -112,14 +112,9 @@ SWAIT_EXPORT int swait_head_init_asym(struct swait_head *h)
 		"never be woken (re-initialised while in use?) "
 		"[head, first waiter]");
 	/*
-	 * Linked to itself, as the first enqueue would: an empty asymmetric
-	 * list is then only ever that, and <swait.h>'s inline wake tests
-	 * one pointer, not also the never-used NULL.
+	 * Empty is NULL links on every head, never used or emptied
+	 * (lib/list.h), so <swait.h>'s inline wake tests one pointer.
 	 */
-	if (!err) {
-		h->list.next = &h->list;
-		h->list.prev = &h->list;
-	}
 	return err;
 }
 

@@ -5,9 +5,15 @@
  * access may be relaxed (lib/swait.c O4 for the lists).
  *
  * The list is circular and doubly linked, with the head's swait_list as its
- * anchor.  All-zero anchor links mean an empty list that has never been
- * used; the first enqueue links the anchor to itself, so static and
- * calloc'd heads need no initialisation.
+ * anchor, while it has entries.  An empty list's anchor links are NULL:
+ * never used (static and calloc'd heads need no initialisation), or
+ * emptied, since the dequeue of the last entry and the splice that
+ * detaches a list store NULL rather than link the anchor to itself.  So an
+ * idle head holds no pointer into itself, and one copied or moved while
+ * idle (an array of condvars grown by realloc(), which glibc's condvars
+ * survive) is a working head at its new address; a self-linked anchor
+ * would have made the copy's list point into the original.  The enqueue
+ * links the anchor to itself first.
  *
  * Every store to a ->next is atomic (relaxed) because swait_active() and
  * the wakes' emptiness peek read head->list.next without the lock (O4);
@@ -115,25 +121,40 @@ static inline void list_del(struct swait_waiter *w)
 		    "list corrupted: a queued waiter's links were overwritten "
 		    "(waiter memory reused or freed while queued?) "
 		    "[waiter, next, prev]", w, next, prev);
-	next->prev = prev;
-	set_next(prev, next);
+	if (next == prev) {
+		/* l was the only entry: next is the anchor, now empty. */
+		set_next(next, NULL);
+		next->prev = NULL;
+	} else {
+		next->prev = prev;
+		set_next(prev, next);
+	}
 	l->next = NULL;
 	l->prev = NULL;
 }
 
-/* Move all of from's entries to the tail of the list at to; O(1). */
+/*
+ * Move all of from's entries (it has some) to the tail of the list at to;
+ * O(1).  from is left empty (NULL links).
+ */
 static inline void list_splice_tail_init(struct swait_list *from,
 					 struct swait_list *to)
 {
 	struct swait_list *first = from->next, *last = from->prev;
-	struct swait_list *tail = to->prev;
+	struct swait_list *tail;
+
+	if (to->next == NULL) {		/* empty: link it to itself first */
+		set_next(to, to);
+		to->prev = to;
+	}
+	tail = to->prev;
 
 	first->prev = tail;
 	set_next(tail, first);
 	to->prev = last;
 	set_next(last, to);
-	from->prev = from;
-	set_next(from, from);
+	from->prev = NULL;
+	set_next(from, NULL);
 }
 
 #endif /* SWAIT_LIST_H */

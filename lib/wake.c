@@ -250,7 +250,7 @@ static void walk_start(struct hold *k)
 	if (list_empty(&h->list))
 		return;
 	if (!k->walking) {
-		k->batch.next = k->batch.prev = &k->batch;
+		k->batch.next = k->batch.prev = NULL;	/* empty */
 		k->walking = true;
 		if (!k->pi)
 			__atomic_fetch_add(&h->walks, 1, __ATOMIC_RELAXED);
@@ -265,7 +265,7 @@ static void walk_step(struct hold *k)
 	struct swait_waiter *w;
 	uint32_t *word;
 
-	if (k->batch.next != &k->batch) {
+	if (!list_empty(&k->batch)) {
 		w = waiter_of(k->batch.next);
 		word = dequeue_and_flip(h, w, SWAIT_WOKEN_ALL, &k->by_walks);
 		if (word) {
@@ -293,7 +293,7 @@ static void walk_step(struct hold *k)
 					 __ATOMIC_RELAXED);
 #endif
 	}
-	if (k->batch.next == &k->batch) {	/* the rest may have left */
+	if (list_empty(&k->batch)) {	/* the rest may have left */
 		swait_trace2(wake_all, h, k->woken);
 		k->walking = false;
 		k->woken = 0;

@@ -771,6 +771,61 @@ static void test_prodcons(void **state)
 	tu_watchdog_done();
 }
 
+/*
+ * A condvar moved while idle, as an array of structs grown by realloc()
+ * moves them: after waits, a signal and a broadcast, its bytes are copied
+ * to new memory and the old memory is scribbled on and freed.  The copy
+ * must be a working condvar: a waiter on it is woken by a signal, and
+ * destroy finds nobody queued.  (POSIX leaves copies undefined; glibc's
+ * condvars survive an idle move, and programs run under swait-run rely on
+ * it.  An emptied head whose list anchor pointed at itself made the copy's
+ * list point into the freed original.)
+ */
+static void test_moved_idle(void **state)
+{
+	struct waiter w[2];
+	cond_t *old, *moved;
+
+	(void)state;
+	tu_watchdog("moved_idle");
+	old = malloc(sizeof(*old));
+	assert_non_null(old);
+	assert_int_equal(cond_init(old, NULL), 0);
+	cv = old;
+	start_waiter(&w[0], 0, false);
+	assert_int_equal(cond_signal(cv), 0);
+	pthread_join(w[0].t, NULL);
+	for (int i = 0; i < 2; i++)
+		start_waiter(&w[i], i, true);
+	pthread_mutex_lock(&mutex);
+	go = true;
+	assert_int_equal(cond_broadcast(cv), 0);
+	pthread_mutex_unlock(&mutex);
+	for (int i = 0; i < 2; i++)
+		pthread_join(w[i].t, NULL);
+
+	moved = malloc(sizeof(*moved));
+	assert_non_null(moved);
+	memcpy(moved, old, sizeof(*old));
+	memset(old, 0xa5, sizeof(*old));
+	free(old);
+	cv = moved;
+	pthread_mutex_lock(&mutex);
+	go = false;
+	woke = 0;
+	pthread_mutex_unlock(&mutex);
+	start_waiter(&w[0], 0, false);
+	pthread_mutex_lock(&mutex);
+	assert_int_equal(cond_signal(cv), 0);
+	pthread_mutex_unlock(&mutex);
+	pthread_join(w[0].t, NULL);
+	assert_int_equal(w[0].err, 0);
+	assert_int_equal(woke, 1);
+	assert_int_equal(cond_destroy(cv), 0);
+	free(moved);
+	tu_watchdog_done();
+}
+
 /* Which object defines pthread_cond_wait for this process. */
 static const char *wait_owner(void)
 {
@@ -817,6 +872,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_eownerdead_repaired,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_prodcons, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_moved_idle, setup,
+						teardown),
 	};
 #ifdef TEST_PTHREAD
 	const char *expect = getenv("SWAIT_TEST_EXPECT_PRELOAD");
