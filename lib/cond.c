@@ -39,9 +39,13 @@
  *  K1  The head is used only once kind is ORDINARY or PI.  A wait that
  *      finds it UNDECIDED claims it (CAS to DECIDING), initialises the head
  *      as an ordinary or a PI head from its mutex, and publishes the kind
- *      (release).  A wait that finds DECIDING yields until it is published:
+ *      (release).  A wait that finds DECIDING waits until it is published:
  *      the decider runs a few stores, on a thread that may have been
- *      preempted, so the loop yields rather than spins.
+ *      preempted, so the loop yields rather than spins, and after a few
+ *      yields sleeps briefly, since the preempted decider may be of lower
+ *      priority on the same CPU, which a yield never lets run.  (Only a
+ *      program that waits with two mutexes meets a decider at all: the
+ *      decider holds its mutex, which every other waiter needs.)
  *  K2  signal and broadcast read kind (acquire) and return at once while
  *      it is not decided: no thread can be blocked on c then, since a
  *      waiter publishes the kind before it queues, and queues before it
@@ -65,6 +69,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "futex.h"
 #include "internal.h"
 #include "list.h"
 #include "swait.h"
@@ -107,6 +112,7 @@ SWAIT_EXPORT int swait_cond_init(swait_cond_t *c,
 
 enum { UNDECIDED, DECIDING, ORDINARY, PI };
 
+
 SWAIT_EXPORT int swait_cond_destroy(swait_cond_t *c)
 {
 	if (load_acquire(&c->kind) < ORDINARY)
@@ -131,6 +137,7 @@ static bool mutex_is_pi(pthread_mutex_t *m)
 static uint32_t decide(swait_cond_t *c, pthread_mutex_t *m)
 {
 	uint32_t k = load_acquire(&c->kind);
+	unsigned rounds = 0;
 
 	while (k < ORDINARY) {
 		if (k == UNDECIDED &&
@@ -146,7 +153,13 @@ static uint32_t decide(swait_cond_t *c, pthread_mutex_t *m)
 			break;
 		}
 		if (k == DECIDING) {
-			sched_yield();
+			/*
+			 * Only a program that waits with two mutexes gets
+			 * here (the decider holds the one it waits with), and
+			 * its decider may be of lower priority on our CPU,
+			 * preempted by us: not a yield alone.
+			 */
+			swait_backoff_wait(&c->kind, DECIDING, rounds++);
 			k = load_acquire(&c->kind);
 		}
 	}

@@ -33,6 +33,7 @@
 
 #include <errno.h>
 #include <linux/futex.h>
+#include <sched.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -228,6 +229,35 @@ static inline int swait_futex_wait(uint32_t *word, uint32_t expected,
 	if (err != 0 && err != EAGAIN && err != ETIMEDOUT && err != EINTR)
 		swait_fatal_errno("FUTEX_WAIT_BITSET", err, __FILE__, __LINE__);
 	return err;
+}
+
+/*
+ * Wait for another thread to move *word off v, when nothing will
+ * FUTEX_WAKE it (a decider's store, a count that others drop): yield for
+ * the first 8 rounds (round counts from 0), then sleep on the word, 2 us
+ * doubling to 1 ms, which a change of the word ends at once.  Yielding
+ * alone could wait forever for a thread of lower priority on the same CPU
+ * (SCHED_FIFO yields to equal and higher priorities only); a sleep lets
+ * any priority run.  Not a cancellation point.
+ */
+static inline void swait_backoff_wait(uint32_t *word, uint32_t v,
+				      unsigned round)
+{
+	struct timespec t;
+	long ns;
+
+	if (round < 8) {
+		sched_yield();
+		return;
+	}
+	ns = 2000L << (round - 8 < 9 ? round - 8 : 9);
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	t.tv_nsec += ns;
+	if (t.tv_nsec >= 1000000000L) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000L;
+	}
+	(void)swait_futex_wait(word, v, CLOCK_MONOTONIC, &t);
 }
 
 /*

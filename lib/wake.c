@@ -564,10 +564,20 @@ void swait_quiesce_dropping_lock(struct swait_head *h)
 		 * else who takes or leaves its lock; wait until we are the
 		 * only one.  Each of them finishes an O(1) hold.
 		 */
+		unsigned rounds = 0;
+
 		while ((__atomic_load_n(&h->walks, __ATOMIC_ACQUIRE) &
 			SWAIT_PI_REFS_MASK) > 1) {	/* we are one */
 			swait_head_unlock(h);
-			sched_yield();
+			/*
+			 * Not a yield alone: the thread we wait for may be a
+			 * waiter of lower priority on our CPU that we just
+			 * signalled (tests/rt/condpi.c).  The word as read
+			 * after our unlock, which moved REFS itself.
+			 */
+			v = __atomic_load_n(&h->walks, __ATOMIC_RELAXED);
+			if (v & SWAIT_PI_REFS_MASK)
+				swait_backoff_wait(&h->walks, v, rounds++);
 			swait_head_lock(h);
 		}
 		return;

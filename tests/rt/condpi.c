@@ -19,6 +19,9 @@
  * must show H stuck behind M for most of SPIN_MS: proof that the test can
  * fail.
  *
+ * Destroy.  A high-priority thread signals and destroys the condvar while
+ * the waiter it woke, of lower priority on its CPU, has yet to leave: it
+ * must let the waiter run (destroy_after_signal_case). *
  * Order.  Waiters at SCHED_FIFO priorities 1, 2, 3 (arriving in that order),
  * then 2, 5, 2: each signal wakes the highest priority blocked, the first
  * to arrive among equals.
@@ -234,6 +237,68 @@ static void order_case(const char *name, const int *prio, const int *want,
 	pthread_mutex_destroy(&mu);
 }
 
+/*
+ * Destroy right after a signal, by a higher priority on the waiter's CPU.
+ * The signalled waiter (L, prio 10) is a leaver that destroy waits for,
+ * and it cannot run while the destroyer (H, prio 30) does: destroy must
+ * step aside for it rather than yield to its own priority forever (a
+ * livelock: it yielded only, before).  The coordinator, on the other CPU,
+ * gives H DESTROY_BOUND_MS.
+ */
+#define DESTROY_BOUND_MS 5000
+static int d_rc = -1, d_done;
+
+static void *destroyer(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&mu);
+	swait_cond_signal(&cv);
+	pthread_mutex_unlock(&mu);
+	__atomic_store_n(&d_rc, swait_cond_destroy(&cv), __ATOMIC_RELAXED);
+	__atomic_store_n(&d_done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void destroy_after_signal_case(void)
+{
+	pthread_t l, h;
+	long long end;
+
+	fresh_condvar(true);
+	blocked = nwoke = 0;
+	d_rc = -1;
+	d_done = 0;
+	if (start(&l, waiter, (void *)0L, 10) != 0) {
+		printf("FAIL: could not start the waiter\n");
+		_exit(1);
+	}
+	while (locked_read(&blocked) != 1)
+		sched_yield();
+	if (start(&h, destroyer, NULL, 30) != 0) {
+		printf("FAIL: could not start the destroyer\n");
+		_exit(1);
+	}
+	end = tu_now_ns() + DESTROY_BOUND_MS * 1000000LL;
+	while (!__atomic_load_n(&d_done, __ATOMIC_ACQUIRE) &&
+	       tu_now_ns() < end)
+		usleep(1000);
+	if (!__atomic_load_n(&d_done, __ATOMIC_ACQUIRE)) {
+		/* The threads spin at SCHED_FIFO on CPU 0: end the process. */
+		printf("FAIL: swait_cond_destroy() after a signal, by a higher "
+		       "priority on the signalled waiter's CPU, did not return "
+		       "within %d ms (livelock)\n", DESTROY_BOUND_MS);
+		fflush(stdout);
+		_exit(1);
+	}
+	pthread_join(h, NULL);
+	pthread_join(l, NULL);
+	printf("  destroy after signal, higher priority on the waiter's CPU: "
+	       "returned %d\n", d_rc);
+	CHECK(d_rc == 0);
+	CHECK(nwoke == 1);
+	pthread_mutex_destroy(&mu);
+}
+
 int main(void)
 {
 	static const int p1[] = { 1, 2, 3 }, w1[] = { 2, 1, 0 };
@@ -276,6 +341,7 @@ int main(void)
 	order_case("priorities 1,2,3", p1, w1, 3);
 	order_case("priorities 2,5,2", p2, w2, 3);
 	order_case("priorities 4,4,4", p3, w3, 3);
+	destroy_after_signal_case();
 	tu_watchdog_disarm();
 	if (failures) {
 		printf("%d check(s) failed\n", failures);
