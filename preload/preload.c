@@ -31,8 +31,10 @@
  * such references bind to glibc.  glibc keeps only a pointer there, to a
  * 48-byte condvar it allocates, and jumps to its own current functions
  * directly, not through these names, so that condvar is glibc's throughout
- * and the two implementations never meet on one object.  armhf has no such
- * versions (its port begins at GLIBC_2.4).
+ * and the two implementations never meet on one object.  x86-64's
+ * pthread_cond_*@GLIBC_2.2.5 (before 2.3.2) are the same kind of entry
+ * and stay glibc's the same way.  armhf has no such versions (its port
+ * begins at GLIBC_2.4).
  *
  * Whose condvar.  A swait_cond_t fits a pthread_cond_t's storage (size and
  * alignment, checked in lib/cond.c), and all-zero bytes are a valid one, as
@@ -104,13 +106,16 @@ typedef void (*fn_t)(void);
 static fn_t r_init, r_destroy, r_wait, r_timedwait, r_clockwait, r_signal,
 	    r_broadcast;
 
-static fn_t real(fn_t *slot, const char *name, const char *version)
+static fn_t real(fn_t *slot, const char *name, const char *version,
+		 const char *older)
 {
 	fn_t f = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
 	void *p;
 
 	if (!f) {
 		p = dlvsym(RTLD_NEXT, name, version);
+		if (!p && older)	/* a glibc before the version */
+			p = dlvsym(RTLD_NEXT, name, older);
 		if (!p) {
 			static const char msg[] = "swait-preload: glibc's "
 				"pthread_cond functions not found\n";
@@ -124,7 +129,7 @@ static fn_t real(fn_t *slot, const char *name, const char *version)
 }
 
 #define REAL(slot, name, version, type) \
-	((type)real(&(slot), name, version))
+	((type)real(&(slot), name, version, NULL))
 
 #define V SWAIT_PRELOAD_COND_VERSION
 
@@ -241,8 +246,11 @@ static int clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 	struct timespec wide;
 
 	if (is_glibc(c))
-		return REAL(r_clockwait, "pthread_cond_clockwait", "GLIBC_2.34",
-			    clockwait_fn *)(c, m, clock, t);
+		/* glibc 2.30-2.33 have only the first version. */
+		return ((clockwait_fn *)real(&r_clockwait,
+					     "pthread_cond_clockwait",
+					     "GLIBC_2.34", "GLIBC_2.30"))
+			(c, m, clock, t);
 	count(&n_waits);
 	return swait_cond_clockwait(face(c), m, clock, deadline(t, &wide));
 }
