@@ -50,18 +50,44 @@ static void exercise_head(struct swait_head *h, struct swait_waiter *w1,
 	swait_finish(h, w2);
 
 	assert_false(swait_active(h));
+	/* Emptied, the list holds no pointer into the head (lib/list.h). */
+	assert_null(h->list.next);
+	assert_null(h->list.prev);
 	assert_int_equal(swait_head_destroy(h), 0);
 
-	/* And again, now that the list anchor has been linked to itself. */
+	/* And again, now that the list has been used. */
 	swait_prepare(h, w2);
 	swait_prepare(h, w1);
 	swait_wake_all(h);
 	assert_false(swait_active(h));
+	assert_null(h->list.next);	/* the walk's splice emptied it */
 	assert_int_equal(poll_sleep(h, w1), 0);
 	assert_int_equal(poll_sleep(h, w2), 0);
 	swait_finish(h, w1);
 	swait_finish(h, w2);
 	assert_int_equal(swait_head_destroy(h), 0);
+}
+
+/*
+ * An idle head, used, then moved (copied and the original scribbled on) is
+ * a working head at its new address: swait_event_mutex(3), COPYING A HEAD.
+ */
+static void test_moved_idle(void **state)
+{
+	struct swait_head *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+	struct swait_waiter w1 = SWAIT_WAITER_INITIALIZER;
+	struct swait_waiter w2 = SWAIT_WAITER_INITIALIZER;
+
+	(void)state;
+	assert_non_null(a);
+	assert_non_null(b);
+	swait_head_init(a);
+	exercise_head(a, &w1, &w2);
+	memcpy(b, a, sizeof(*a));
+	memset(a, 0xa5, sizeof(*a));
+	free(a);
+	exercise_head(b, &w1, &w2);
+	free(b);
 }
 
 static void test_struct_sizes(void **state)
@@ -391,6 +417,7 @@ int main(void)
 		cmocka_unit_test(test_init_asym),
 		cmocka_unit_test(test_init_asym_unavailable),
 		cmocka_unit_test(test_asym_membarrier_denied_later),
+		cmocka_unit_test(test_moved_idle),
 		cmocka_unit_test(test_completion_initializers),
 		cmocka_unit_test(test_destroy_empty),
 		cmocka_unit_test(test_destroy_busy),
