@@ -234,11 +234,14 @@ static inline int swait_futex_wait(uint32_t *word, uint32_t expected,
 /*
  * Wait for another thread to move *word off v, when nothing will
  * FUTEX_WAKE it (a decider's store, a count that others drop): yield for
- * the first 8 rounds (round counts from 0), then sleep on the word, 2 us
- * doubling to 1 ms, which a change of the word ends at once.  Yielding
- * alone could wait forever for a thread of lower priority on the same CPU
- * (SCHED_FIFO yields to equal and higher priorities only); a sleep lets
- * any priority run.  Not a cancellation point.
+ * the first 8 rounds (round counts from 0), then sleep on the word with a
+ * timeout of 2 us doubling to 1 ms.  Nobody wakes the word, so a sleep
+ * ends at its timeout (or at once, if the word moved before the kernel
+ * compared it): the wait outlasts the change by at most the round's
+ * timeout, about as long as the other thread took.  Yielding alone could
+ * wait forever for a thread of lower priority on the same CPU (SCHED_FIFO
+ * yields to equal and higher priorities only); a sleep lets any priority
+ * run.  Not a cancellation point.
  */
 static inline void swait_backoff_wait(uint32_t *word, uint32_t v,
 				      unsigned round)

@@ -190,10 +190,10 @@
  *   WALK_END,              swait_wake_all_and_unlock: empty -> unlock;
  *   WALK_WAKE_WORD(), bw   "list_splice_init(&h->list, &batch);", walks
  *                          + 1; loop: dequeue_and_flip WOKEN_ALL (by_walks
- *                          is bw), "last = batch.next == &batch;",
+ *                          is bw), "last = list_empty(&batch);",
  *                          walk_done() (the generation: WALK_END) when
  *                          last, unlock, FUTEX_WAKE, "if (last)", lock,
- *                          "if (batch.next == &batch)" -> walk_done,
+ *                          "if (list_empty(&batch))" -> walk_done,
  *                          unlock
  *  WALKS_WAKE()            "if (quiesced || by_walks)"
  *                          "swait_futex_wake(&h->walks, INT_MAX);"

@@ -21,7 +21,8 @@
  *
  * Destroy.  A high-priority thread signals and destroys the condvar while
  * the waiter it woke, of lower priority on its CPU, has yet to leave: it
- * must let the waiter run (destroy_after_signal_case). *
+ * must let the waiter run (destroy_after_signal_case).
+ *
  * Order.  Waiters at SCHED_FIFO priorities 1, 2, 3 (arriving in that order),
  * then 2, 5, 2: each signal wakes the highest priority blocked, the first
  * to arrive among equals.

@@ -100,7 +100,7 @@ static void test_wake_empty_head(void **state)
 	assert_false(swait_active(&zero));
 	assert_int_equal(swait_head_destroy(&zero), 0);
 
-	/* A head whose list anchor was linked by an earlier use. */
+	/* A head whose list was used and emptied (NULL links again). */
 	swait_prepare(&used, &w);
 	swait_finish(&used, &w);
 	swait_wake_one(&used);
