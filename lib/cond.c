@@ -112,7 +112,6 @@ SWAIT_EXPORT int swait_cond_init(swait_cond_t *c,
 
 enum { UNDECIDED, DECIDING, ORDINARY, PI };
 
-
 SWAIT_EXPORT int swait_cond_destroy(swait_cond_t *c)
 {
 	if (load_acquire(&c->kind) < ORDINARY)

@@ -66,9 +66,9 @@
  *              pthread_cond_wait returns them.  ETIMEDOUT at the deadline;
  *              a negative tv_sec counts as past.
  *   lifetime   c is a head: it may be copied or moved only while idle (no
- *              thread waiting, no call in progress, every wait returned;
- *              the queued waiters point at it), and the copy then works
- *              at its new address.  All-zero bytes
+ *              thread waiting, no call in progress, every wait returned),
+ *              and the copy then works at its new address; queued
+ *              waiters point at it, so not otherwise.  All-zero bytes
  *              are a valid condvar that times out on CLOCK_REALTIME.
  *
  * PRIORITY INHERITANCE
