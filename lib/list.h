@@ -12,8 +12,10 @@
  * idle head holds no pointer into itself, and one copied or moved while
  * idle (an array of condvars grown by realloc(), which glibc's condvars
  * survive) is a working head at its new address; a self-linked anchor
- * would have made the copy's list point into the original.  The enqueue
- * links the anchor to itself first.
+ * would have made the copy's list point into the original.  The inserts
+ * treat an empty anchor as its own neighbour on both sides and write the
+ * four links directly (no self-link first: the enqueue onto an empty head
+ * is every ping-pong round's).
  *
  * Every store to a ->next is atomic (relaxed) because swait_active() and
  * the wakes' emptiness peek read head->list.next without the lock (O4);
@@ -69,20 +71,21 @@ static inline bool list_is_first(const struct swait_list *anchor,
 	return __atomic_load_n(&anchor->next, __ATOMIC_RELAXED) == l;
 }
 
+/* Link l between neighbours prev and next (an empty list's anchor twice). */
+static inline void list_insert(struct swait_list *l, struct swait_list *prev,
+			       struct swait_list *next)
+{
+	l->prev = prev;
+	set_next(l, next);
+	next->prev = l;
+	set_next(prev, l);
+}
+
 static inline void list_add_tail(struct swait_list *anchor,
 				 struct swait_list *l)
 {
-	struct swait_list *prev;
-
-	if (anchor->next == NULL) {	/* zero-initialised head */
-		set_next(anchor, anchor);
-		anchor->prev = anchor;
-	}
-	prev = anchor->prev;
-	l->prev = prev;
-	set_next(l, anchor);
-	anchor->prev = l;
-	set_next(prev, l);
+	/* An empty anchor's prev is NULL: the anchor is its own tail. */
+	list_insert(l, anchor->next ? anchor->prev : anchor, anchor);
 }
 
 /*
@@ -95,20 +98,16 @@ static inline void list_add_ordered(struct swait_list *anchor,
 				    bool (*goes_before)(const struct swait_waiter *,
 							const struct swait_waiter *))
 {
-	struct swait_list *pos, *next;
+	struct swait_list *pos;
 
-	if (anchor->next == NULL) {	/* zero-initialised head */
-		set_next(anchor, anchor);
-		anchor->prev = anchor;
+	if (anchor->next == NULL) {	/* empty */
+		list_insert(l, anchor, anchor);
+		return;
 	}
 	pos = anchor->prev;
 	while (pos != anchor && goes_before(waiter_of(l), waiter_of(pos)))
 		pos = pos->prev;
-	next = pos->next;
-	l->prev = pos;
-	set_next(l, next);
-	next->prev = l;
-	set_next(pos, l);
+	list_insert(l, pos, pos->next);
 }
 
 /* Unlink w from whatever list it is on; needs no anchor. */
@@ -141,13 +140,8 @@ static inline void list_splice_tail_init(struct swait_list *from,
 					 struct swait_list *to)
 {
 	struct swait_list *first = from->next, *last = from->prev;
-	struct swait_list *tail;
-
-	if (to->next == NULL) {		/* empty: link it to itself first */
-		set_next(to, to);
-		to->prev = to;
-	}
-	tail = to->prev;
+	/* An empty to's prev is NULL: to is its own tail. */
+	struct swait_list *tail = to->next ? to->prev : to;
 
 	first->prev = tail;
 	set_next(tail, first);
