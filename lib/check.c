@@ -10,13 +10,19 @@
 
 #include "check.h"
 
-static void put(char *buf, size_t *len, size_t cap, const char *s)
+/* A message being built; one byte is kept for the closing newline. */
+struct msg {
+	char buf[512];
+	size_t len;
+};
+
+static void put(struct msg *m, const char *s)
 {
-	while (*s && *len + 1 < cap)
-		buf[(*len)++] = *s++;
+	while (*s && m->len + 1 < sizeof(m->buf) - 1)
+		m->buf[m->len++] = *s++;
 }
 
-static void put_hex(char *buf, size_t *len, size_t cap, uintptr_t v)
+static void put_hex(struct msg *m, uintptr_t v)
 {
 	char tmp[2 + 2 * sizeof(v) + 1];
 	size_t n = sizeof(tmp) - 1;
@@ -28,10 +34,10 @@ static void put_hex(char *buf, size_t *len, size_t cap, uintptr_t v)
 	} while (v && n > 2);
 	tmp[--n] = 'x';
 	tmp[--n] = '0';
-	put(buf, len, cap, tmp + n);
+	put(m, tmp + n);
 }
 
-static void put_dec(char *buf, size_t *len, size_t cap, long v)
+static void put_dec(struct msg *m, long v)
 {
 	char tmp[24];
 	size_t n = sizeof(tmp) - 1;
@@ -44,18 +50,21 @@ static void put_dec(char *buf, size_t *len, size_t cap, long v)
 	} while (u);
 	if (v < 0)
 		tmp[--n] = '-';
-	put(buf, len, cap, tmp + n);
+	put(m, tmp + n);
 }
 
-static __attribute__((noreturn)) void emit_and_abort(char *buf, size_t len)
+static __attribute__((noreturn)) void emit_and_abort(struct msg *m)
 {
-	buf[len++] = '\n';
+	const char *p = m->buf;
+	size_t len = m->len;
+
+	m->buf[len++] = '\n';
 	while (len > 0) {
-		ssize_t n = write(STDERR_FILENO, buf, len);
+		ssize_t n = write(STDERR_FILENO, p, len);
 
 		if (n <= 0)
 			break;
-		buf += n;
+		p += n;
 		len -= (size_t)n;
 	}
 	abort();
@@ -63,50 +72,47 @@ static __attribute__((noreturn)) void emit_and_abort(char *buf, size_t len)
 
 void swait_fatal(const char *what, const void *a, const void *b, const void *c)
 {
-	char buf[512];
-	size_t len = 0;
+	struct msg m = { .len = 0 };
 	const void *ptrs[3] = { a, b, c };
 
-	put(buf, &len, sizeof(buf) - 1, "libswait: ");
-	put(buf, &len, sizeof(buf) - 1, what);
+	put(&m, "libswait: ");
+	put(&m, what);
 	for (int i = 0; i < 3 && ptrs[i]; i++) {
-		put(buf, &len, sizeof(buf) - 1, i ? ", " : " [");
-		put_hex(buf, &len, sizeof(buf) - 1, (uintptr_t)ptrs[i]);
+		put(&m, i ? ", " : " [");
+		put_hex(&m, (uintptr_t)ptrs[i]);
 		if (i == 2 || !ptrs[i + 1])
-			put(buf, &len, sizeof(buf) - 1, "]");
+			put(&m, "]");
 	}
-	emit_and_abort(buf, len);
+	emit_and_abort(&m);
 }
 
 void swait_fatal_call(const char *what, int err)
 {
-	char buf[512];
-	size_t len = 0;
+	struct msg m = { .len = 0 };
 
-	put(buf, &len, sizeof(buf) - 1, "libswait: ");
-	put(buf, &len, sizeof(buf) - 1, what);
-	put(buf, &len, sizeof(buf) - 1, " (errno ");
-	put_dec(buf, &len, sizeof(buf) - 1, err);
-	put(buf, &len, sizeof(buf) - 1, ")");
-	emit_and_abort(buf, len);
+	put(&m, "libswait: ");
+	put(&m, what);
+	put(&m, " (errno ");
+	put_dec(&m, err);
+	put(&m, ")");
+	emit_and_abort(&m);
 }
 
 void swait_fatal_errno(const char *call, int err, const char *file, int line)
 {
-	char buf[512];
-	size_t len = 0;
+	struct msg m = { .len = 0 };
 
-	put(buf, &len, sizeof(buf) - 1, "libswait: ");
-	put(buf, &len, sizeof(buf) - 1, file);
-	put(buf, &len, sizeof(buf) - 1, ":");
-	put_dec(buf, &len, sizeof(buf) - 1, line);
-	put(buf, &len, sizeof(buf) - 1, ": ");
-	put(buf, &len, sizeof(buf) - 1, call);
-	put(buf, &len, sizeof(buf) - 1, " failed with errno ");
-	put_dec(buf, &len, sizeof(buf) - 1, err);
-	put(buf, &len, sizeof(buf) - 1, err == ENOSYS ?
+	put(&m, "libswait: ");
+	put(&m, file);
+	put(&m, ":");
+	put_dec(&m, line);
+	put(&m, ": ");
+	put(&m, call);
+	put(&m, " failed with errno ");
+	put_dec(&m, err);
+	put(&m, err == ENOSYS ?
 	    " (the kernel does not provide this futex operation)" :
 	    " (the futex word was overwritten, or its memory freed, while "
 	    "in use)");
-	emit_and_abort(buf, len);
+	emit_and_abort(&m);
 }
