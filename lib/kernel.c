@@ -217,7 +217,10 @@ static int64_t now_ms(void)
 	return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
 }
 
-/* A day: the deadline that stands for "none" in an interruptible sleep. */
+/*
+ * A day: the deadline that stands for "none" in an interruptible sleep, and
+ * the longest one sleep waits (a longer timeout sleeps again).
+ */
 #define FAR_MS (24 * 3600 * 1000L)
 
 SWAIT_EXPORT long swait_kernel_schedule_timeout(long timeout)
@@ -229,7 +232,7 @@ SWAIT_EXPORT long swait_kernel_schedule_timeout(long timeout)
 	struct swait_head *q = t->swait_q;
 	struct swait_waiter *w = t->swait_w;
 	bool self = false;
-	int64_t end, left;
+	int64_t start, left;
 	int r;
 
 	if (timeout < 0) {
@@ -244,16 +247,27 @@ SWAIT_EXPORT long swait_kernel_schedule_timeout(long timeout)
 		w = &t->swait_selfw;
 		self = true;
 	}
-	end = now_ms() + (forever ? FAR_MS : timeout);
+	/*
+	 * The time left is timeout less the time elapsed, never start +
+	 * timeout: a finite timeout may be as large as LONG_MAX - 1 (the
+	 * kernel's MAX_JIFFY_OFFSET, LONG_MAX / 2 - 1, is a common one),
+	 * which overflows that sum, and its nanoseconds overflow the
+	 * deadline's arithmetic (swait_deadline_after() refused them, and
+	 * every wait spun).  So one sleep waits at most FAR_MS, and one that
+	 * times out with time left sleeps again.
+	 */
+	start = now_ms();
 	for (;;) {
 		struct timespec dl;
 		const struct timespec *dlp = NULL;
-		int64_t ms = end - now_ms();
+		int64_t ms = forever ? FAR_MS : timeout - (now_ms() - start);
 
 		if (intr && swait_kernel_signal_pending(t))
 			break;	/* the kernel's signal_pending_state() */
 		if (ms < 0)
 			ms = 0;
+		if (ms > FAR_MS)
+			ms = FAR_MS;
 		if (intr || !forever) {
 			swait_deadline_after(&dl, CLOCK_MONOTONIC, ms * 1000000);
 			dlp = &dl;
@@ -270,10 +284,9 @@ SWAIT_EXPORT long swait_kernel_schedule_timeout(long timeout)
 		}
 		if (r == EINTR)
 			t->swait_signalled = 1;
-		if (r == ETIMEDOUT && forever) {
-			end = now_ms() + FAR_MS;
+		if (r == ETIMEDOUT &&
+		    (forever || timeout - (now_ms() - start) > 0))
 			continue;
-		}
 		break;
 	}
 	store_state(t, TASK_RUNNING);
@@ -284,7 +297,7 @@ SWAIT_EXPORT long swait_kernel_schedule_timeout(long timeout)
 	}
 	if (forever)
 		return timeout;
-	left = end - now_ms();
+	left = timeout - (now_ms() - start);
 	return left > 0 ? (long)left : 0;
 }
 

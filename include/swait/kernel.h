@@ -80,6 +80,10 @@ enum { ERESTARTSYS = 512 };
 #ifndef MAX_SCHEDULE_TIMEOUT
 #define MAX_SCHEDULE_TIMEOUT LONG_MAX	/* no deadline */
 #endif
+/* The kernel's longest finite timeout, which code passes for "no limit". */
+#ifndef MAX_JIFFY_OFFSET
+#define MAX_JIFFY_OFFSET ((LONG_MAX >> 1) - 1)
+#endif
 
 #ifndef TASK_RUNNING
 #define TASK_RUNNING		0x0000
@@ -129,9 +133,10 @@ static inline uint64_t get_jiffies_64(void) { return jiffies; }
 #define time_is_before_jiffies(a)	time_after(jiffies, a)
 #define time_is_after_jiffies(a)	time_before(jiffies, a)
 
+/* As the kernel's: negative (as an int) means no limit, MAX_JIFFY_OFFSET. */
 static inline unsigned long msecs_to_jiffies(const unsigned int m)
 {
-	return m;
+	return (int)m < 0 ? (unsigned long)MAX_JIFFY_OFFSET : m;
 }
 
 static inline unsigned int jiffies_to_msecs(const unsigned long j)

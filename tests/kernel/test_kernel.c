@@ -3,6 +3,7 @@
  * test_kernel.c - <swait/kernel.h>: the toy driver (toydrv.c, kernel-style
  * code) driven by threads, then each kernel name's return contract.
  */
+#include <limits.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -298,6 +299,57 @@ static void test_open_coded(void **state)
 	swake_up_all(&test_wq);	/* empty: a no-op */
 }
 
+/*
+ * A finite timeout too long to add to the clock (MAX_JIFFY_OFFSET, which
+ * kernel code passes for "no limit", and the largest, LONG_MAX - 1) still
+ * sleeps until the wake, and gives back about all of itself.  Once,
+ * such a timeout overflowed the deadline and every schedule_timeout()
+ * returned at once, so the waits round it spun.
+ */
+struct long_sleep {
+	long timeout;
+	long left;
+};
+
+static int sleep_long(void *arg)
+{
+	struct long_sleep *ls = arg;
+	DECLARE_SWAITQUEUE(wait);
+
+	prepare_to_swait_exclusive(&test_wq, &wait, TASK_UNINTERRUPTIBLE);
+	ls->left = schedule_timeout(ls->timeout);
+	finish_swait(&test_wq, &wait);
+	return 0;
+}
+
+static void test_huge_timeouts(void **state)
+{
+	const long timeouts[] = {
+		MAX_JIFFY_OFFSET, LONG_MAX - 1,
+		(long)msecs_to_jiffies((unsigned int)-1),
+	};
+
+	(void)state;
+	/* The kernel's: a negative int of milliseconds means no limit. */
+	assert_int_equal(msecs_to_jiffies((unsigned int)-1), MAX_JIFFY_OFFSET);
+	assert_int_equal(msecs_to_jiffies(INT_MAX), INT_MAX);
+	for (size_t i = 0; i < sizeof(timeouts) / sizeof(timeouts[0]); i++) {
+		struct long_sleep ls = { timeouts[i], -1 };
+		struct runner r;
+
+		start(&r, sleep_long, &ls);
+		while (!swait_active(&test_wq))
+			sleep_ms(1);
+		/* Queued; it must now be asleep, not back already. */
+		sleep_ms(30);
+		assert_false(__atomic_load_n(&r.finished, __ATOMIC_ACQUIRE));
+		swake_up_one(&test_wq);
+		join(&r);
+		assert_true(ls.left > 0 && ls.left <= timeouts[i]);
+		assert_true(ls.left >= timeouts[i] - 20000);
+	}
+}
+
 /* ------------------------------------------------------------ completions */
 
 static void test_completion_calls(void **state)
@@ -470,6 +522,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_event_woken, arm, disarm),
 		cmocka_unit_test_setup_teardown(test_event_ts, arm, disarm),
 		cmocka_unit_test_setup_teardown(test_open_coded, arm, disarm),
+		cmocka_unit_test_setup_teardown(test_huge_timeouts,
+						arm, disarm),
 		cmocka_unit_test_setup_teardown(test_completion_calls,
 						arm, disarm),
 		cmocka_unit_test_setup_teardown(test_completion_signalled,
