@@ -102,6 +102,16 @@ SWAIT_EXPORT void swait_prepare_any(struct swait_head *const heads[],
 		return;
 	swait_ann_sync_word(g, sizeof(*g));
 	/*
+	 * A new group: node 0 is IDLE (never queued, or idled by finish_any
+	 * or by the end of a single wait it served in).  A single wait
+	 * leaves its tag in this field (lib/state.h), which would read as
+	 * woken bits, so clear it; no waker reaches G before node 0 is
+	 * queued (G4).  Our own node: no waker writes an IDLE one.
+	 */
+	swait_ann_sync_word(&ws[0].state, sizeof(ws[0].state));
+	if (load_relaxed(&ws[0].state) == SWAIT_IDLE)
+		store_relaxed(g, 0);
+	/*
 	 * Drop SLEEPING and the consumed index of the last wait; keep the
 	 * woken bits: each is cleared below with its node's re-queue (G2).
 	 */
@@ -202,13 +212,20 @@ woken:
 	swait_ann_happens_after(g);	/* O3 */
 	*which = (unsigned)__builtin_ctz(v & G_WOKEN_MASK);
 	/*
-	 * Record which wake this wait consumed (G5).  An RMW: wakers of the
-	 * other nodes may still set their bits.  Re-entering after a return
-	 * of 0 without a prepare finds the same lowest bit and ORs the same
-	 * index again.
+	 * Record which wake this wait consumed (G5), replacing what an
+	 * earlier wait without a prepare between recorded: the index names
+	 * one node, and an OR of two would name a third, whose wake
+	 * finish_any would then take as consumed and not pass on.  (The
+	 * earlier wake is passed on instead: at worst a spurious wake for
+	 * another waiter.)  A CAS: wakers of the other nodes may still set
+	 * their bits, and only this thread writes the index.
 	 */
-	__atomic_fetch_or(g, (*which + 1) << G_CONSUMED_SHIFT,
-			  __ATOMIC_RELAXED);
+	v = load_relaxed(g);
+	while (!__atomic_compare_exchange_n(g, &v,
+			(v & ~G_CONSUMED_MASK) |
+			(*which + 1) << G_CONSUMED_SHIFT, false,
+			__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
 	return 0;
 }
 

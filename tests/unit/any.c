@@ -355,6 +355,65 @@ static void test_sleeper_woken_by_any_head_asym(void **state)
 	run_sleeper_woken_by_any_head(true);
 }
 
+/*
+ * A waiter is idle once swait_finish() returns and may serve again, as
+ * node 0 of a group too.  A single wait leaves a tag in the field that is
+ * node 0's group word, which once read as nodes woken: the group's waits
+ * returned 0 at once, forever, past their deadline.
+ */
+static void test_node0_after_single_waits(void **state)
+{
+	(void)state;
+	reset();
+	/* Its single waits ended by a wake, then by a timeout. */
+	for (int woken = 1; woken >= 0; woken--) {
+		unsigned which = 99;
+
+		swait_prepare(&h[0], &w[0]);
+		if (woken)
+			swait_wake_one(&h[0]);
+		assert_int_equal(poll_single(&h[0], &w[0]),
+				 woken ? 0 : ETIMEDOUT);
+		swait_finish(&h[0], &w[0]);
+		swait_prepare_any(heads, NH, w);
+		assert_int_equal(poll_any(&which), ETIMEDOUT);
+		assert_int_equal(which, 99);
+		swait_wake_one(&h[2]);
+		assert_int_equal(poll_any(&which), 0);
+		assert_int_equal(which, 2);
+		swait_finish_any(heads, NH, w);
+	}
+	all_destroyable();
+}
+
+/*
+ * Two waits with no prepare between them: the second report is the one
+ * consumed.  The index was OR-ed in, so reports of node 1 then node 0
+ * (indexes 2 | 1) named node 2, whose wake finish_any then took as
+ * consumed and did not pass on to the waiter queued behind it.
+ */
+static void test_rewait_consumes_last_report(void **state)
+{
+	struct swait_waiter behind = SWAIT_WAITER_INITIALIZER;
+	unsigned first = 99, second = 99;
+
+	(void)state;
+	reset();
+	swait_prepare_any(heads, NH, w);
+	swait_prepare(&h[2], &behind);		/* queued after node 2 */
+	swait_wake_one(&h[1]);
+	assert_int_equal(poll_any(&first), 0);
+	assert_int_equal(first, 1);
+	swait_wake_one(&h[0]);
+	assert_int_equal(poll_any(&second), 0);
+	assert_int_equal(second, 0);
+	swait_wake_one(&h[2]);			/* node 2: never reported */
+	swait_finish_any(heads, NH, w);
+	assert_int_equal(poll_single(&h[2], &behind), 0);	/* passed on */
+	swait_finish(&h[2], &behind);
+	all_destroyable();
+}
+
 /* Cancelled in the wait: every node leaves its head (I4 for groups). */
 static void test_cancel_dequeues(void **state)
 {
@@ -390,6 +449,8 @@ int main(void)
 		cmocka_unit_test(test_pi_heads_and_one_head),
 		cmocka_unit_test(test_sleeper_woken_by_any_head),
 		cmocka_unit_test(test_sleeper_woken_by_any_head_asym),
+		cmocka_unit_test(test_node0_after_single_waits),
+		cmocka_unit_test(test_rewait_consumes_last_report),
 		cmocka_unit_test(test_cancel_dequeues),
 	};
 
