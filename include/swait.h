@@ -703,7 +703,8 @@ long swait_spin_cap(void);
 		clockid_t swait_c_ = (clock);				\
 		unsigned swait_f_ = (flags);				\
 		int swait_r_ = swait_deadline_valid(swait_c_, swait_d_)	\
-			&& !(swait_f_ & ~SWAIT_INTERRUPTIBLE) ? 0 : EINVAL;	\
+			&& !(swait_f_ & ~(SWAIT_INTERRUPTIBLE |		\
+					  SWAIT_NOSPIN)) ? 0 : EINVAL;	\
 		if (swait_r_ == 0 && !(cond)) {				\
 			struct swait_waiter swait_w_ =			\
 				SWAIT_WAITER_INITIALIZER;		\
@@ -893,7 +894,8 @@ char (&swait_mutex_arg_check(pthread_mutex_t *))[1];
 		unsigned swait_f_ = (flags);				\
 		SWAIT_MUTEX_ARG_CHECK(cond, mutex);			\
 		int swait_r_ = swait_deadline_valid(swait_c_, swait_d_)	\
-			&& !(swait_f_ & ~SWAIT_INTERRUPTIBLE) ? 0 : EINVAL;	\
+			&& !(swait_f_ & ~(SWAIT_INTERRUPTIBLE |		\
+					  SWAIT_NOSPIN)) ? 0 : EINVAL;	\
 		if (swait_r_ == 0 && !(cond)) {				\
 			struct swait_waiter swait_w_ =			\
 				SWAIT_WAITER_INITIALIZER;		\

@@ -53,9 +53,17 @@ SWAIT_EXPORT int swait_sleep_mutex(struct swait_head *h,
 				   clockid_t clock,
 				   const struct timespec *deadline)
 {
-	int err = pthread_mutex_unlock(mutex);
-	int lock_err;
+	int err, lock_err;
 
+	/*
+	 * swait_sleep() checks these too, but only after the unlock: by
+	 * then other threads may have run inside the caller's critical
+	 * section, which an EINVAL promises did not happen.
+	 */
+	if ((flags & ~(SWAIT_INTERRUPTIBLE | SWAIT_NOSPIN)) ||
+	    !swait_deadline_valid(clock, deadline))
+		return EINVAL;
+	err = pthread_mutex_unlock(mutex);
 	if (err != 0)
 		return err;	/* EPERM: an error-checking mutex not held */
 	pthread_cleanup_push(relock, mutex);

@@ -314,8 +314,9 @@ static void test_einval_before_cond(void **state)
 }
 
 /*
- * Unknown flags are only noticed by swait_sleep(), after cond was looked
- * at: the generic loop returns EINVAL and leaves nothing queued.
+ * Unknown flags are refused with the clock and deadline, before cond is
+ * evaluated, and leave nothing queued; swait_sleep()'s own flags are
+ * taken, SWAIT_NOSPIN among them (once refused here).
  */
 static void test_generic_bad_flags(void **state)
 {
@@ -326,6 +327,14 @@ static void test_generic_bad_flags(void **state)
 	tu_watchdog("generic with bad flags");
 	assert_int_equal(swait_event_generic(&h, true_from(&evals, 0), 0x80u,
 					     CLOCK_MONOTONIC, NULL), EINVAL);
+	assert_int_equal(evals, 0);
+	assert_false(swait_active(&h));
+	assert_int_equal(swait_event_generic(&h, true_from(&evals, 0),
+					     SWAIT_NOSPIN, CLOCK_MONOTONIC,
+					     &past), ETIMEDOUT);
+	assert_int_equal(swait_event_generic(&h, true_from(&evals, 0),
+					     SWAIT_NOSPIN | SWAIT_INTERRUPTIBLE,
+					     CLOCK_MONOTONIC, &past), ETIMEDOUT);
 	assert_false(swait_active(&h));
 	tu_watchdog_done();
 	assert_int_equal(swait_head_destroy(&h), 0);

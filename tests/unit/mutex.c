@@ -32,6 +32,7 @@
 #define SWAIT_TEST_DEBUG_CHECKS 0
 #endif
 
+static const struct timespec past = { 0, 0 };
 static struct swait_head head;
 static pthread_mutex_t mutex;
 static int value;		/* the state, under mutex: plain int */
@@ -198,6 +199,12 @@ static void test_errors(void **state)
 	assert_int_equal(r, EINVAL);
 	assert_int_equal(evals, 0);	/* refused before cond */
 	assert_true(held());
+	/* swait_sleep()'s flags are taken, SWAIT_NOSPIN too */
+	r = swait_event_mutex_generic(&head, reached(1), &mutex,
+				      SWAIT_NOSPIN | SWAIT_INTERRUPTIBLE,
+				      CLOCK_MONOTONIC, &past);
+	assert_int_equal(r, ETIMEDOUT);
+	assert_true(held());
 	pthread_mutex_unlock(&mutex);
 
 	/*
@@ -215,6 +222,68 @@ static void test_errors(void **state)
 	assert_int_equal(r, EPERM);
 	assert_false(held());
 	assert_false(swait_active(&head));
+}
+
+/*
+ * swait_sleep_mutex(): bad flags, clock or deadline give EINVAL before the
+ * mutex is released, as its ERRORS promise ("nothing was evaluated or
+ * unlocked").  The mutex is priority-inheriting with a thread blocked on
+ * it: the kernel hands such a mutex to its top waiter at every unlock
+ * (FUTEX_UNLOCK_PI), so a release, however short, would give it to the
+ * spy, and the relock would then wait for the spy.
+ */
+static pthread_mutex_t pi_mutex;
+static pid_t spy_tid;
+static int spy_got;
+
+static void *spy(void *arg)
+{
+	(void)arg;
+	TU_STORE(&spy_tid, tu_gettid());
+	pthread_mutex_lock(&pi_mutex);
+	TU_ADD(&spy_got, 1);
+	pthread_mutex_unlock(&pi_mutex);
+	return NULL;
+}
+
+static void test_sleep_mutex_einval_before_unlock(void **state)
+{
+	struct timespec bad = { 1, 1000000000L }, ok;
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+	pthread_mutexattr_t a;
+	pthread_t t;
+
+	(void)state;
+	tu_watchdog("sleep_mutex_einval_before_unlock");
+	TU_SYNC_VAR(spy_tid);
+	TU_SYNC_VAR(spy_got);
+	spy_tid = 0;
+	spy_got = 0;
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
+	pthread_mutexattr_setprotocol(&a, PTHREAD_PRIO_INHERIT);
+	assert_int_equal(pthread_mutex_init(&pi_mutex, &a), 0);
+	pthread_mutexattr_destroy(&a);
+	pthread_mutex_lock(&pi_mutex);
+	assert_int_equal(pthread_create(&t, NULL, spy, NULL), 0);
+	assert_true(tu_poll(TU_LOAD(&spy_tid) != 0 &&
+			    tu_task_state(TU_LOAD(&spy_tid)) == 'S'));
+	ok = tu_deadline(CLOCK_MONOTONIC, 1000000000LL);
+	swait_prepare(&head, &w);
+	assert_int_equal(swait_sleep_mutex(&head, &w, &pi_mutex, 0,
+					   CLOCK_MONOTONIC, &bad), EINVAL);
+	assert_int_equal(swait_sleep_mutex(&head, &w, &pi_mutex, 0x80,
+					   CLOCK_MONOTONIC, &ok), EINVAL);
+	assert_int_equal(swait_sleep_mutex(&head, &w, &pi_mutex, 0,
+					   CLOCK_PROCESS_CPUTIME_ID, &ok),
+			 EINVAL);
+	swait_finish(&head, &w);
+	assert_int_equal(TU_LOAD(&spy_got), 0);
+	assert_int_equal(pthread_mutex_unlock(&pi_mutex), 0);
+	pthread_join(t, NULL);
+	assert_int_equal(spy_got, 1);
+	assert_int_equal(pthread_mutex_destroy(&pi_mutex), 0);
+	tu_watchdog_done();
 }
 
 /* Cancellation: the cleanup handler runs with the mutex held. */
@@ -811,6 +880,7 @@ int main(void)
 		WITH_FIXTURE(test_wake_all_timed),
 		WITH_FIXTURE(test_timeout),
 		WITH_FIXTURE(test_errors),
+		WITH_FIXTURE(test_sleep_mutex_einval_before_unlock),
 		WITH_FIXTURE(test_cancel),
 		WITH_FIXTURE(test_interruptible),
 		WITH_FIXTURE(test_statement_not_held),
