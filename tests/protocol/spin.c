@@ -662,7 +662,12 @@ struct rt_run {
 static unsigned timed_sleep_polls(void)
 {
 	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
-	struct timespec dl = in_ms(1);
+	/*
+	 * Far beyond any cap here, so that the deadline cannot end the spin
+	 * first: with 1 ms, under DRD on a loaded machine the deadline had
+	 * passed by the time the spin began, and the control saw no poll.
+	 */
+	struct timespec dl = in_ms(50);
 
 	polls = 0;
 	swait_prepare(&head, &w);
