@@ -234,7 +234,13 @@ static long budget(unsigned flags, clockid_t clock,
 		read_affinity();
 	if (me.one_cpu || (me.rt_pinned && me.cap == SWAIT_SPIN_DEFAULT))
 		return 0;
-	if (deadline) {
+	/*
+	 * A deadline beyond 2262 (swait_deadline_after() saturates there,
+	 * and callers may pass any tv_sec) is further than any cap: only a
+	 * nearer one can shorten the spin, and only its nanoseconds fit an
+	 * int64_t.
+	 */
+	if (deadline && deadline->tv_sec < INT64_MAX / 1000000000 - 1) {
 		/* One read of the deadline's clock (the vDSO). */
 		int64_t left;
 

@@ -9,6 +9,8 @@
  * selections are observable deterministically.
  */
 #include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "tu_unit.h"
@@ -350,6 +352,51 @@ static void test_sleep_deadline_future(void **state)
 	assert_int_equal(swait_head_destroy(&h), 0);
 }
 
+/*
+ * Deadlines too far for nanoseconds in an int64_t: tv_sec at its largest,
+ * and the one swait_deadline_after() saturates at.  Each sleep waits for
+ * its wake.  A fresh thread sleeps, so that its spin before the sleep
+ * (lib/spin.c) runs and reads the deadline: that read once multiplied
+ * tv_sec by 10^9, a signed overflow the UBSan build (CI's asan stage)
+ * reports.
+ */
+static int far_results[2];
+
+static void *far_sleeper(void *arg)
+{
+	struct timespec far[2] = { { INT64_MAX, 0 }, { 0, 0 } };
+
+	(void)arg;
+	swait_deadline_after(&far[1], CLOCK_MONOTONIC, INT64_MAX);
+	for (int i = 0; i < 2; i++) {
+		swait_prepare(&h, &w1);
+		far_results[i] = swait_sleep(&h, &w1, 0, CLOCK_MONOTONIC,
+					     &far[i]);
+		swait_finish(&h, &w1);
+	}
+	return NULL;
+}
+
+static void test_sleep_deadline_far(void **state)
+{
+	pthread_t t;
+
+	(void)state;
+	tu_watchdog("sleep with a deadline centuries away");
+	far_results[0] = far_results[1] = -1;
+	assert_int_equal(pthread_create(&t, NULL, far_sleeper, NULL), 0);
+	for (int i = 0; i < 2; i++) {
+		assert_true(tu_poll(swait_has_sleeper(&h)));
+		swait_wake_one(&h);
+		assert_true(tu_poll(!swait_active(&h)));
+	}
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(far_results[0], 0);
+	assert_int_equal(far_results[1], 0);
+	tu_watchdog_done();
+	assert_int_equal(swait_head_destroy(&h), 0);
+}
+
 static void test_deadline_after(void **state)
 {
 	struct timespec dl, before, after;
@@ -397,6 +444,7 @@ int main(void)
 		WITH_FIXTURE(test_sleep_einval_keeps_wake),
 		WITH_FIXTURE(test_sleep_deadline_past),
 		WITH_FIXTURE(test_sleep_deadline_future),
+		WITH_FIXTURE(test_sleep_deadline_far),
 		cmocka_unit_test(test_deadline_after),
 	};
 
