@@ -72,6 +72,7 @@
 #include "futex.h"
 #include "internal.h"
 #include "list.h"
+#include "queue.h"
 #include "swait.h"
 #include "swait/cond.h"
 
@@ -90,11 +91,14 @@ _Static_assert(offsetof(pthread_cond_t, __data.__wrefs) >=
 	       sizeof(swait_cond_t),
 	       "glibc's __wrefs must fall in swait_cond_t's reserved words");
 
+enum { UNDECIDED, DECIDING, ORDINARY, PI };
+
 SWAIT_EXPORT int swait_cond_init(swait_cond_t *c,
 				 const pthread_condattr_t *attr)
 {
 	clockid_t clock = CLOCK_REALTIME;
 	int pshared = PTHREAD_PROCESS_PRIVATE;
+	uint32_t kind;
 
 	if (attr) {
 		if (pthread_condattr_getpshared(attr, &pshared) != 0 ||
@@ -105,12 +109,21 @@ SWAIT_EXPORT int swait_cond_init(swait_cond_t *c,
 		if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
 			return EINVAL;
 	}
+	/*
+	 * Debug builds: a condvar re-initialised with threads blocked on it
+	 * would lose them, as a head would (swait_head_init()).  Only a
+	 * decided condvar has a head to look at.
+	 */
+	kind = load_relaxed(&c->kind);
+	if (kind == ORDINARY || kind == PI)
+		swait_head_init_checked(&c->head, 0,
+			"swait_cond_init: the condvar still has waiters, who "
+			"would never be woken (re-initialised while in use?) "
+			"[head, first waiter]");
 	memset(c, 0, sizeof(*c));	/* UNDECIDED: the first wait says */
 	c->clock = (uint32_t)clock;
 	return 0;
 }
-
-enum { UNDECIDED, DECIDING, ORDINARY, PI };
 
 SWAIT_EXPORT int swait_cond_destroy(swait_cond_t *c)
 {

@@ -17,6 +17,8 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 
+#include <swait/cond.h>
+
 #include "tu_unit.h"
 
 #ifndef SWAIT_TEST_DEBUG_CHECKS
@@ -225,14 +227,26 @@ static void test_group_node_misuse(void **state)
 
 /*
  * Re-initialising in use: arg selects a head, a PI head, a completion with
- * a thread blocked in its wait, a group node's head, or a queued waiter.
+ * a thread blocked in its wait, a group node's head, a condvar with a
+ * thread blocked on it, or a queued waiter.
  */
 static struct swait_completion reinit_comp;
+static swait_cond_t reinit_cond = SWAIT_COND_INITIALIZER;
+static pthread_mutex_t reinit_mutex = PTHREAD_MUTEX_INITIALIZER;
 
 static void *wait_comp(void *arg)
 {
 	(void)arg;
 	swait_completion_wait(&reinit_comp);
+	return NULL;
+}
+
+static void *wait_cond(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&reinit_mutex);
+	for (;;)	/* nothing ever signals it: the child dies first */
+		swait_cond_wait(&reinit_cond, &reinit_mutex);
 	return NULL;
 }
 
@@ -265,6 +279,12 @@ static void reinit_in_use(void *arg)
 		swait_prepare_any(heads, 2, g);
 		swait_head_init_pi(&pi);	/* g[1] is queued there */
 		break;
+	case 4:
+		tu_check(pthread_create(&t, NULL, wait_cond, NULL) == 0);
+		while (!swait_active(&reinit_cond.head))
+			sched_yield();
+		swait_cond_init(&reinit_cond, NULL);
+		break;
 	default:
 		swait_prepare(&h, &w);
 		swait_waiter_init(&w);
@@ -276,24 +296,28 @@ static void test_reinit_in_use(void **state)
 {
 	static const char *const head_words[] = { "still has waiters", NULL };
 	static const char *const waiter_words[] = { "still queued", NULL };
-	static int which[5] = { 0, 1, 2, 3, 4 };
+	static int which[6] = { 0, 1, 2, 3, 4, 5 };
 
 	(void)state;
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++)
 		expect_death(reinit_in_use, &which[i], head_words);
-	expect_death(reinit_in_use, &which[4], waiter_words);
+	expect_death(reinit_in_use, &which[5], waiter_words);
 }
 
 /*
  * What an init may meet that is not a head in use: garbage, links into
  * readable memory that does not link back, an unmapped address, a head
- * whose waiters have left, a copy of a head in use, a finished waiter.
+ * whose waiters have left, a copy of a head in use, a finished waiter, a
+ * condvar of garbage or one whose waits are over.
  */
 static void reinit_not_in_use(void *arg)
 {
 	struct swait_head h = SWAIT_HEAD_INITIALIZER, copy;
 	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
 	struct swait_waiter decoy[2];
+	static const struct timespec past = { 0, 0 };
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	swait_cond_t c;
 	void *page;
 
 	(void)arg;
@@ -320,6 +344,15 @@ static void reinit_not_in_use(void *arg)
 	memset(&w, 0xa5, sizeof(w));
 	swait_waiter_init(&w);
 	tu_check(swait_head_destroy(&h) == 0);
+
+	/* A condvar: garbage, then decided by a wait that timed out. */
+	memset(&c, 0xa5, sizeof(c));
+	tu_check(swait_cond_init(&c, NULL) == 0);
+	pthread_mutex_lock(&m);
+	tu_check(swait_cond_timedwait(&c, &m, &past) == ETIMEDOUT);
+	pthread_mutex_unlock(&m);
+	tu_check(swait_cond_init(&c, NULL) == 0);
+	tu_check(swait_cond_destroy(&c) == 0);
 }
 
 static void test_reinit_not_in_use_survives(void **state)
