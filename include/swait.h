@@ -80,7 +80,8 @@
  * Blocking.  swait_sleep(), the swait_event*() macros and the completion
  * waits may block.  No other call blocks, except for the O(1) critical
  * section of the head lock (spin a bounded number of times, then park on
- * the lock word with FUTEX_WAIT).
+ * the lock word with FUTEX_WAIT), and swait_head_destroy(), which waits
+ * out the threads still on their way out of a head (Lifetime, below).
  *
  * Spinning.  Before it sleeps, a waiter polls its own word for a bounded
  * time (by default 10 us; see swait_set_spin()), so that a wake from
@@ -345,9 +346,11 @@ int swait_head_init_asym(struct swait_head *head) SWAIT_NONNULL(1);
 
 /*
  * Check that *head is unused, so that its memory may be freed or reused.
- * Returns 0, or EBUSY while a waiter is queued or a swait_wake_all() is
- * still walking the head; nothing is changed then.  Must not race with the
- * calls that start a wait (the caller knows that no thread will prepare).
+ * Returns 0, or EBUSY while a waiter is queued; nothing is changed then.
+ * It first waits out what may still touch the head after its waiters were
+ * woken: a swait_wake_all() still walking it, and the threads a
+ * swait_wake_one() woke (Lifetime, above).  Must not race with the calls
+ * that start a wait (the caller knows that no thread will prepare).
  */
 int swait_head_destroy(struct swait_head *head) SWAIT_NONNULL(1);
 
