@@ -9,7 +9,10 @@
  *  - swait_complete() increments done and dequeues a waiter in one critical
  *    section, and touches the completion only by FUTEX_WAKE after unlocking.
  *    A waiter that consumes done takes the same lock, so it cannot return
- *    before the completer is done with the memory.
+ *    before the completer is done with the memory.  On a PI head the
+ *    completer still leaves REFS after its unlock (lib/headlock.c L7), so
+ *    a waiter that finds an event waits there until it is the only thread
+ *    counted (swait_quiesce_dropping_lock) before it returns.
  *  - swait_complete_all() walks its waiters with the lock dropped between
  *    wakes (bounded hold, lib/swait.c I5).  A waiter that sees done ==
  *    UINT_MAX therefore also waits, under the lock, until no walk is in
@@ -27,8 +30,11 @@
  * peeks after its prepare either sees the count, or the completer's critical
  * section (which writes the count) comes after the prepare's and finds the
  * waiter queued.  A complete posted to a holder and not yet performed is
- * not in done yet; the peek looks at the lock word for it too, so that
- * swait_completion_done() is true once swait_complete() has returned.
+ * not in done yet: the peek decides "not done" only while the head's lock
+ * is idle (swait_head_busy: not held, nothing posted, and on a PI head
+ * no thread in REFS), and under the lock a PI head's sets posted for the
+ * last one out are performed first, so that swait_completion_done() is
+ * true once swait_complete() has returned.
  */
 #include <limits.h>
 #include <stddef.h>
@@ -128,14 +134,41 @@ SWAIT_EXPORT void swait_complete_all(struct swait_completion *c)
  */
 static bool check_done(struct swait_completion *c, bool consume)
 {
+	bool pi = (__atomic_load_n(&c->wait.walks, __ATOMIC_RELAXED) &
+		   SWAIT_WALKS_PI) != 0;
 	unsigned int d;
 
-	if (peek_done(c) == 0 && !swait_head_posted(&c->wait))
+	/*
+	 * Without the lock only while the head is idle (the lock word first,
+	 * acquire, then done): a holder takes a set of posted completes off
+	 * the word and adds them to done before its release completes, so a
+	 * look at done and the posted bits alone missed the set in between.
+	 */
+	if (!swait_head_busy(&c->wait) && peek_done(c) == 0)
 		return false;
 	swait_head_lock(&c->wait);
+	if (pi && swait_head_posted(&c->wait)) {
+		/*
+		 * L7: posted while the lock was free but REFS was not 0 (a
+		 * walk between steps, a thread leaving), for the last one out
+		 * to perform.  We hold the lock now, so our release performs
+		 * them: before done is read.
+		 */
+		swait_head_unlock(&c->wait);
+		swait_head_lock(&c->wait);
+	}
 	d = peek_done(c);
-	if (d == UINT_MAX)
+	/*
+	 * On a PI head a completer still touches the head after its unlock
+	 * (it leaves REFS, L7), so a waiter that could take the lock before
+	 * then must not return, and perhaps free the completion, yet: wait
+	 * until it is the only one counted.  (An ordinary head's release is
+	 * its holder's last access.)
+	 */
+	if (d == UINT_MAX || (pi && d != 0)) {
 		swait_quiesce_dropping_lock(&c->wait);
+		d = peek_done(c);
+	}
 	/* An RMW: a handler on this thread may add to it (complete_sink). */
 	while (d != 0 && d != UINT_MAX && consume &&
 	       !__atomic_compare_exchange_n(&c->done, &d, d - 1, false,

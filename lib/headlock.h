@@ -112,6 +112,13 @@ bool swait_head_try_release(struct swait_head *head, bool keep_ref,
 bool swait_head_posted(const struct swait_head *head);
 
 /*
+ * Whether anything may still be under way at head's lock (lockless, an
+ * acquire load): held, posted to, or (PI) a thread counted in REFS.  When
+ * it says no, every call posted to head before has been performed.
+ */
+bool swait_head_busy(const struct swait_head *head);
+
+/*
  * The common release, inline: an ordinary head held, nobody parked,
  * nothing posted: one CAS HELD -> 0 ends the hold (L3).  Returns false,
  * having changed nothing, for everything else; the caller then goes the

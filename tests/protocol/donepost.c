@@ -1,0 +1,394 @@
+// SPDX-License-Identifier: MIT
+/*
+ * donepost.c - a completion's event once swait_complete() has returned,
+ * with the complete posted by a signal handler (lib/headlock.c L2-L7), and
+ * a PI completion freed by its only waiter (lib/completion.c).
+ *
+ * Each case stops one thread, through a test hook, at a point where a
+ * preemption could stop it, and looks from another thread:
+ *
+ *  - taken:  the holder has taken the posted set off the lock word (or a
+ *            PI head's walks word) and not yet added it to done.  A peek
+ *            at done and the posted bits alone said "not done" there.
+ *  - walk:   PI head, a wake_all walk between two steps: the lock is free,
+ *            REFS is not 0, so the handler's complete is posted for the
+ *            last one out; another thread taking the free lock read done
+ *            before that.
+ *  - free:   PI head, the completer has unlocked and not yet left REFS;
+ *            its only waiter takes the lock, consumes the event, returns
+ *            and unmaps the completion: the completer's leaving touched
+ *            the unmapped page (SIGSEGV).
+ *
+ * All three failed on the code before the fix; the check happens while
+ * the stopped thread is still stopped, so the fixed code makes the
+ * looking thread wait for it (each stop ends after STOP_MS).
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "swait.h"
+#include "testutil.h"
+
+/* Test hooks of the static library (lib/internal.h, lib/queue.h). */
+extern unsigned long swait_hook_deferred;
+extern void (*swait_hook_head_locked)(struct swait_head *head);
+extern void (*swait_hook_futex_wake)(uint32_t *word);
+extern void (*swait_complete_sink)(struct swait_head *head, uint32_t n,
+				   bool all);
+
+#define STOP_MS 10
+
+static int flag_get(int *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static void flag_set(int *p, int v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+/* Wait until *p is set, at most 5 s; false if it never was. */
+static bool wait_flag(int *p)
+{
+	long long t0 = tu_now_ns();
+
+	while (!flag_get(p)) {
+		if (tu_now_ns() - t0 > 5000000000LL)
+			return false;
+		sched_yield();
+	}
+	return true;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { 0, ms * 1000000L };
+
+	while (nanosleep(&ts, &ts) != 0)
+		;
+}
+
+/*
+ * The stopped thread: hold until the looker says it is about to look,
+ * then STOP_MS more, so that a look that does not wait for us is over by
+ * the time we go on.
+ */
+static int looking;
+
+static void stop_here(void)
+{
+	if (wait_flag(&looking))
+		sleep_ms(STOP_MS);
+}
+
+/* ------------------------------------------------------------- taken */
+
+static struct swait_completion comp;
+static struct swait_head other;
+static void (*real_sink)(struct swait_head *, uint32_t, bool);
+static int sink_armed, in_window, holding, other_armed, handler_ran;
+static __thread bool is_holder;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	swait_complete(&comp);		/* posted: see the cases */
+	flag_set(&handler_ran, 1);
+}
+
+static void stopping_sink(struct swait_head *h, uint32_t n, bool all)
+{
+	if (h == &comp.wait &&
+	    __atomic_exchange_n(&sink_armed, 0, __ATOMIC_ACQ_REL)) {
+		flag_set(&in_window, 1);	/* set taken, done not yet */
+		stop_here();
+	}
+	real_sink(h, n, all);
+}
+
+/* In the holder's hold of comp: stay until the handler has posted. */
+static void locked_hook(struct swait_head *h)
+{
+	if (h == &other && __atomic_exchange_n(&other_armed, 0,
+					       __ATOMIC_ACQ_REL)) {
+		/* Our own hold of other: depth 1, so the complete posts. */
+		pthread_kill(pthread_self(), SIGUSR1);
+		return;
+	}
+	if (h == &comp.wait && is_holder && !flag_get(&holding)) {
+		flag_set(&holding, 1);
+		(void)wait_flag(&handler_ran);
+	}
+}
+
+static void *holder(void *arg)
+{
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+
+	(void)arg;
+	is_holder = true;
+	swait_prepare(&comp.wait, &w);	/* the hook keeps the hold */
+	swait_finish(&comp.wait, &w);
+	return NULL;
+}
+
+/* The handler runs on this thread inside its own hold of other. */
+static void complete_from_handler(void)
+{
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+
+	flag_set(&other_armed, 1);
+	swait_prepare(&other, &w);
+	swait_finish(&other, &w);
+}
+
+static void taken_case(bool pi)
+{
+	for (int i = 0; i < 20; i++) {
+		pthread_t t;
+		bool done;
+
+		swait_completion_init(&comp);
+		if (pi)
+			swait_head_init_pi(&comp.wait);
+		swait_head_init(&other);
+		holding = in_window = handler_ran = looking = 0;
+		sink_armed = 1;
+		assert_int_equal(pthread_create(&t, NULL, holder, NULL), 0);
+		assert_true(wait_flag(&holding));
+		complete_from_handler();
+		assert_true(flag_get(&handler_ran));
+		/* swait_complete() has returned; the holder takes the set. */
+		assert_true(wait_flag(&in_window));
+		flag_set(&looking, 1);
+		done = swait_completion_done(&comp);
+		assert_int_equal(pthread_join(t, NULL), 0);
+		assert_true(done);
+		assert_true(swait_completion_try_wait(&comp));
+		assert_false(swait_completion_try_wait(&comp));
+		assert_int_equal(swait_head_destroy(&comp.wait), 0);
+	}
+}
+
+static void taken_ordinary(void **state)
+{
+	(void)state;
+	taken_case(false);
+}
+
+static void taken_pi(void **state)
+{
+	(void)state;
+	taken_case(true);
+}
+
+/* -------------------------------------------------------------- walk */
+
+static __thread bool is_walker;
+static int walk_armed, walk_window, stop_sleepers, asleep;
+
+static void walk_wake_hook(uint32_t *word)
+{
+	(void)word;
+	if (is_walker && __atomic_exchange_n(&walk_armed, 0,
+					     __ATOMIC_ACQ_REL)) {
+		flag_set(&walk_window, 1);	/* a step done, lock free */
+		stop_here();
+	}
+}
+
+static void *sleeper(void *arg)
+{
+	(void)arg;
+	__atomic_add_fetch(&asleep, 1, __ATOMIC_RELEASE);
+	swait_event(&comp.wait, flag_get(&stop_sleepers));
+	return NULL;
+}
+
+static void *walker(void *arg)
+{
+	(void)arg;
+	is_walker = true;
+	swait_wake_all(&comp.wait);
+	return NULL;
+}
+
+static void walk_pi(void **state)
+{
+	(void)state;
+	for (int i = 0; i < 10; i++) {
+		pthread_t s[2], w;
+		unsigned long posted0;
+		bool done;
+
+		swait_completion_init(&comp);
+		swait_head_init_pi(&comp.wait);
+		swait_head_init(&other);
+		walk_window = looking = stop_sleepers = asleep = 0;
+		handler_ran = 0;
+		for (int k = 0; k < 2; k++)
+			assert_int_equal(pthread_create(&s[k], NULL, sleeper,
+							NULL), 0);
+		/* Both queued (a walk of one step would not stop between). */
+		while (!(flag_get(&asleep) == 2 &&
+			 swait_has_sleeper(&comp.wait)))
+			sched_yield();
+		sleep_ms(5);
+		flag_set(&walk_armed, 1);
+		assert_int_equal(pthread_create(&w, NULL, walker, NULL), 0);
+		assert_true(wait_flag(&walk_window));
+		posted0 = swait_hook_deferred;
+		complete_from_handler();
+		assert_true(flag_get(&handler_ran));
+		/* It was posted, not performed: the walk still counts. */
+		assert_int_equal(swait_hook_deferred - posted0, 1);
+		flag_set(&looking, 1);
+		done = swait_completion_done(&comp);
+		assert_int_equal(pthread_join(w, NULL), 0);
+		flag_set(&stop_sleepers, 1);
+		swait_wake_all(&comp.wait);
+		for (int k = 0; k < 2; k++)
+			assert_int_equal(pthread_join(s[k], NULL), 0);
+		assert_true(done);
+		assert_true(swait_completion_try_wait(&comp));
+		assert_false(swait_completion_try_wait(&comp));
+		assert_int_equal(swait_head_destroy(&comp.wait), 0);
+	}
+	__atomic_store_n(&swait_hook_futex_wake, NULL, __ATOMIC_RELEASE);
+}
+
+/* -------------------------------------------------------------- free */
+
+static struct swait_completion *mapped;
+static void *page;
+static size_t page_size;
+static __thread bool is_completer;
+static int completer_holds;
+
+static void slow_hold_hook(struct swait_head *h)
+{
+	if (is_completer && h == &mapped->wait) {
+		flag_set(&completer_holds, 1);
+		stop_here();		/* the waiter blocks on the lock */
+	}
+}
+
+static void on_segv(int sig)
+{
+	static const char m[] = "donepost: the completer touched a PI "
+		"completion its only waiter had freed after its wait\n";
+
+	(void)sig;
+	(void)!write(2, m, sizeof(m) - 1);
+	_exit(1);
+}
+
+static void *completer(void *arg)
+{
+	(void)arg;
+	is_completer = true;
+	swait_complete(mapped);
+	return NULL;
+}
+
+static void *freeing_waiter(void *arg)
+{
+	(void)arg;
+	swait_completion_wait(mapped);
+	munmap(page, page_size);	/* allowed: its wait returned */
+	return NULL;
+}
+
+/* Both threads on one CPU, the waiter after the completer's lock. */
+static pthread_t on_cpu0(void *(*fn)(void *))
+{
+	pthread_attr_t a;
+	cpu_set_t one;
+	pthread_t t;
+
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	assert_int_equal(pthread_attr_init(&a), 0);
+	assert_int_equal(pthread_attr_setaffinity_np(&a, sizeof(one), &one),
+			 0);
+	assert_int_equal(pthread_create(&t, &a, fn, NULL), 0);
+	pthread_attr_destroy(&a);
+	return t;
+}
+
+static void free_pi(void **state)
+{
+	(void)state;
+	page_size = (size_t)sysconf(_SC_PAGESIZE);
+	assert_int_equal(tu_signal_handler(SIGSEGV, on_segv, 0, NULL), 0);
+	__atomic_store_n(&swait_hook_head_locked, slow_hold_hook,
+			 __ATOMIC_RELEASE);
+	for (int i = 0; i < 20; i++) {
+		pthread_t c, w;
+
+		page = mmap(NULL, page_size, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		assert_true(page != MAP_FAILED);
+		mapped = page;
+		swait_completion_init(mapped);
+		swait_head_init_pi(&mapped->wait);
+		completer_holds = looking = 0;
+		c = on_cpu0(completer);
+		assert_true(wait_flag(&completer_holds));
+		w = on_cpu0(freeing_waiter);
+		flag_set(&looking, 1);	/* the waiter is on its way */
+		assert_int_equal(pthread_join(w, NULL), 0);
+		assert_int_equal(pthread_join(c, NULL), 0);
+	}
+	__atomic_store_n(&swait_hook_head_locked, locked_hook,
+			 __ATOMIC_RELEASE);
+	signal(SIGSEGV, SIG_DFL);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	tu_watchdog_arm(30, "donepost", NULL);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	tu_watchdog_disarm();
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(taken_ordinary, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(taken_pi, setup, teardown),
+		cmocka_unit_test_setup_teardown(walk_pi, setup, teardown),
+		cmocka_unit_test_setup_teardown(free_pi, setup, teardown),
+	};
+
+	if (tu_signal_handler(SIGUSR1, on_usr1, 0, NULL) != 0)
+		return 1;
+	real_sink = swait_complete_sink;
+	swait_complete_sink = stopping_sink;
+	swait_hook_head_locked = locked_hook;
+	swait_hook_futex_wake = walk_wake_hook;
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
