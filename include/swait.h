@@ -168,7 +168,10 @@
  * wakeups, allowed).  One bound remains, on how many completes may be
  * pending on one hold of a completion's lock (16,777,215; 2,047 on a PI
  * head, see swait(7), Limits): a handler that finds that many waits for
- * the holder to take them.  swait_active() and swait_has_sleeper() are
+ * the holder to take them.  A known defect: on PI heads, handlers on two
+ * threads that each post that many completes onto a head the other
+ * thread is taking or holding wait for each other for good; keep fewer
+ * completes than the bound pending on a PI completion.  swait_active() and swait_has_sleeper() are
  * async-signal-safe too (a load, and a barrier: no lock, no system call).
  * The other calls are not async-signal-safe.
  * pthread_cond_signal() makes no such promise.
