@@ -157,22 +157,25 @@
  * to that head's lock word and returns, and the holder performs the call
  * before its release of that lock completes.  So when such a call returns,
  * its wake is either done or pending on the head it targets, and it is
- * done before anyone else can take that head's lock: a swait_completion_
+ * done before anyone else can take that head's lock (on a PI head, where
+ * a call may also be pending on a free lock while another thread is
+ * counted there, before the next hold of it ends): a swait_completion_
  * done() or try_wait() after swait_complete() returned sees the event, and
  * swait_head_destroy() performs what is pending before it returns.  No wake
  * and no completion is lost, none is performed twice, handlers on several
  * threads may wake heads the other threads hold without deadlock (ordinary
- * and PI heads), and nothing is reserved per thread: any number of
- * handlers may wake any number of heads during one lock hold.  Past 15
- * wake_ones pending on one hold they become one wake_all (spurious
- * wakeups, allowed).  One bound remains, on how many completes may be
- * pending on one hold of a completion's lock (16,777,215; 2,047 on a PI
- * head, see swait(7), Limits): a handler that finds that many waits for
- * the holder to take them.  A known defect: on PI heads, handlers on two
- * threads that each post that many completes onto a head the other
- * thread is taking or holding wait for each other for good; keep fewer
- * completes than the bound pending on a PI completion.  swait_active() and swait_has_sleeper() are
- * async-signal-safe too (a load, and a barrier: no lock, no system call).
+ * and PI heads, within the bound below), and nothing is reserved per
+ * thread: any number of handlers may wake any number of heads during one
+ * lock hold.  Past 15 wake_ones pending on one hold they become one
+ * wake_all (spurious wakeups, allowed).  One bound remains, on how many
+ * completes may be pending on one hold of a completion's lock (16,777,215;
+ * 2,047 on a PI head, see swait(7), Limits): a handler that finds that
+ * many waits for the holder to take them.  A known defect: on PI heads,
+ * handlers on two threads that each post that many completes onto a head
+ * the other thread is taking or holding wait for each other for good;
+ * keep fewer completes than the bound pending on a PI completion.
+ * swait_active() and swait_has_sleeper() are async-signal-safe too (a
+ * load, and a barrier: no lock, no system call).
  * The other calls are not async-signal-safe.
  * pthread_cond_signal() makes no such promise.
  *
