@@ -314,15 +314,20 @@ static void *freeing_waiter(void *arg)
 	return NULL;
 }
 
-/* Both threads on one CPU, the waiter after the completer's lock. */
-static pthread_t on_cpu0(void *(*fn)(void *))
+/*
+ * Both threads on one CPU (the one the test started on: a cpuset may
+ * leave out CPU 0), the waiter after the completer's lock.
+ */
+static int the_cpu;
+
+static pthread_t on_one_cpu(void *(*fn)(void *))
 {
 	pthread_attr_t a;
 	cpu_set_t one;
 	pthread_t t;
 
 	CPU_ZERO(&one);
-	CPU_SET(0, &one);
+	CPU_SET(the_cpu, &one);
 	assert_int_equal(pthread_attr_init(&a), 0);
 	assert_int_equal(pthread_attr_setaffinity_np(&a, sizeof(one), &one),
 			 0);
@@ -335,6 +340,8 @@ static void free_pi(void **state)
 {
 	(void)state;
 	page_size = (size_t)sysconf(_SC_PAGESIZE);
+	the_cpu = sched_getcpu();
+	assert_true(the_cpu >= 0);
 	assert_int_equal(tu_signal_handler(SIGSEGV, on_segv, 0, NULL), 0);
 	__atomic_store_n(&swait_hook_head_locked, slow_hold_hook,
 			 __ATOMIC_RELEASE);
@@ -348,9 +355,9 @@ static void free_pi(void **state)
 		swait_completion_init(mapped);
 		swait_head_init_pi(&mapped->wait);
 		completer_holds = looking = 0;
-		c = on_cpu0(completer);
+		c = on_one_cpu(completer);
 		assert_true(wait_flag(&completer_holds));
-		w = on_cpu0(freeing_waiter);
+		w = on_one_cpu(freeing_waiter);
 		flag_set(&looking, 1);	/* the waiter is on its way */
 		assert_int_equal(pthread_join(w, NULL), 0);
 		assert_int_equal(pthread_join(c, NULL), 0);
