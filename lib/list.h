@@ -55,13 +55,14 @@ static inline void set_next(struct swait_list *l, struct swait_list *next)
 	__atomic_store_n(&l->next, next, __ATOMIC_RELAXED);
 }
 
-/* Safe without the lock: one relaxed load of anchor->next (O4). */
+/*
+ * Safe without the lock: one relaxed load of anchor->next (O4).  Empty is
+ * NULL alone: nothing links an anchor to itself any more (above), as the
+ * inline swait_wake_one() in <swait.h> also assumes.
+ */
 static inline bool list_empty(const struct swait_list *anchor)
 {
-	const struct swait_list *n =
-		__atomic_load_n(&anchor->next, __ATOMIC_RELAXED);
-
-	return n == NULL || n == anchor;
+	return __atomic_load_n(&anchor->next, __ATOMIC_RELAXED) == NULL;
 }
 
 /* Whether l is anchor's first node.  Under the head's lock (S6). */
