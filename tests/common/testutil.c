@@ -370,3 +370,51 @@ long long tu_signal_cost_ns(int sig, void (*fn)(int))
 		}
 	return t[ROUNDS / 2];
 }
+
+int tu_pi_mutex_init(pthread_mutex_t *m)
+{
+	pthread_mutexattr_t a;
+	int err;
+
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
+	pthread_mutexattr_setprotocol(&a, PTHREAD_PRIO_INHERIT);
+	err = pthread_mutex_init(m, &a);
+	pthread_mutexattr_destroy(&a);
+	return err;
+}
+
+static void *spy_main(void *arg)
+{
+	struct tu_spy *spy = arg;
+
+	TU_STORE(&spy->tid, tu_gettid());
+	pthread_mutex_lock(spy->mutex);
+	TU_ADD(&spy->got, 1);
+	pthread_mutex_unlock(spy->mutex);
+	return NULL;
+}
+
+bool tu_spy_start(struct tu_spy *spy, pthread_mutex_t *m)
+{
+	spy->mutex = m;
+	spy->tid = 0;
+	spy->got = 0;
+	TU_SYNC_VAR(spy->tid);
+	TU_SYNC_VAR(spy->got);
+	if (pthread_create(&spy->thread, NULL, spy_main, spy) != 0)
+		return false;
+	return tu_poll(TU_LOAD(&spy->tid) != 0 &&
+		       tu_task_state(TU_LOAD(&spy->tid)) == 'S');
+}
+
+int tu_spy_got(struct tu_spy *spy)
+{
+	return TU_LOAD(&spy->got);
+}
+
+int tu_spy_join(struct tu_spy *spy)
+{
+	pthread_join(spy->thread, NULL);
+	return spy->got;
+}

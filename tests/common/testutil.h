@@ -19,6 +19,7 @@
 #ifndef SWAIT_TESTUTIL_H
 #define SWAIT_TESTUTIL_H
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -225,5 +226,27 @@ int tu_signal_handler(int sig, void (*fn)(int), int flags,
  * failed.
  */
 long long tu_signal_cost_ns(int sig, void (*fn)(int));
+
+/*
+ * A spy on a priority-inheriting mutex, for "nothing released it": a
+ * thread blocked on m, to which the kernel hands m at any unlock
+ * (FUTEX_UNLOCK_PI), however short, so that the releaser's relock then
+ * waits for the spy.  tu_pi_mutex_init() makes such a mutex (error-
+ * checking, PTHREAD_PRIO_INHERIT).  With m held by the caller,
+ * tu_spy_start() returns true once the spy sleeps on it; tu_spy_got()
+ * says how often the spy has had m so far; after the caller's unlock,
+ * tu_spy_join() waits for the spy and returns the same count (1).
+ */
+struct tu_spy {
+	pthread_t thread;
+	pthread_mutex_t *mutex;
+	pid_t tid;
+	int got;
+};
+
+int tu_pi_mutex_init(pthread_mutex_t *m);
+bool tu_spy_start(struct tu_spy *spy, pthread_mutex_t *m);
+int tu_spy_got(struct tu_spy *spy);
+int tu_spy_join(struct tu_spy *spy);
 
 #endif

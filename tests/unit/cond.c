@@ -308,57 +308,30 @@ static void test_attr_clock(void **state)
 }
 
 /*
- * A thread blocked on a priority-inheritance mutex: the kernel hands such a
- * mutex straight to its top waiter on unlock (FUTEX_UNLOCK_PI), so any
- * release, however short, gives it to the spy, and the releaser's relock
- * then waits for the spy.  spy_got says whether it ever had the mutex.
+ * Bad input fails with EINVAL before the mutex is released: a spy blocked
+ * on the priority-inheriting mutex would be handed it by any release,
+ * however short (tu_spy_start()).
  */
-static pid_t spy_tid;
-static int spy_got;
-
-static void *spy(void *arg)
-{
-	(void)arg;
-	TU_STORE(&spy_tid, tu_gettid());
-	pthread_mutex_lock(&mutex);
-	TU_ADD(&spy_got, 1);
-	pthread_mutex_unlock(&mutex);
-	return NULL;
-}
-
-/* Bad input fails with EINVAL before the mutex is released. */
 static void test_einval_before_unlock(void **state)
 {
 	struct timespec bad = { 1, 1000000000L }, ok;
-	pthread_mutexattr_t a;
-	pthread_t t;
+	struct tu_spy spy;
 
 	(void)state;
 	tu_watchdog("einval_before_unlock");
-	TU_SYNC_VAR(spy_tid);
-	TU_SYNC_VAR(spy_got);
-	spy_tid = 0;
-	spy_got = 0;
 	pthread_mutex_destroy(&mutex);
-	pthread_mutexattr_init(&a);
-	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
-	pthread_mutexattr_setprotocol(&a, PTHREAD_PRIO_INHERIT);
-	pthread_mutex_init(&mutex, &a);
-	pthread_mutexattr_destroy(&a);
+	assert_int_equal(tu_pi_mutex_init(&mutex), 0);
 	pthread_mutex_lock(&mutex);
-	assert_int_equal(pthread_create(&t, NULL, spy, NULL), 0);
-	assert_true(tu_poll(TU_LOAD(&spy_tid) != 0 &&
-			    tu_task_state(TU_LOAD(&spy_tid)) == 'S'));
+	assert_true(tu_spy_start(&spy, &mutex));
 	ok = tu_deadline(CLOCK_MONOTONIC, 1000000000LL);
 	assert_int_equal(cond_timedwait(cv, &mutex, &bad), EINVAL);
 	bad.tv_nsec = -1;
 	assert_int_equal(cond_timedwait(cv, &mutex, &bad), EINVAL);
 	assert_int_equal(cond_clockwait(cv, &mutex, CLOCK_PROCESS_CPUTIME_ID,
 					&ok), EINVAL);
-	assert_int_equal(TU_LOAD(&spy_got), 0);
+	assert_int_equal(tu_spy_got(&spy), 0);
 	assert_int_equal(pthread_mutex_unlock(&mutex), 0);
-	pthread_join(t, NULL);
-	assert_int_equal(spy_got, 1);
+	assert_int_equal(tu_spy_join(&spy), 1);
 	assert_int_equal(cond_destroy(cv), 0);
 	tu_watchdog_done();
 }

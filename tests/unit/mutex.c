@@ -227,47 +227,21 @@ static void test_errors(void **state)
 /*
  * swait_sleep_mutex(): bad flags, clock or deadline give EINVAL before the
  * mutex is released, as its ERRORS promise ("nothing was evaluated or
- * unlocked").  The mutex is priority-inheriting with a thread blocked on
- * it: the kernel hands such a mutex to its top waiter at every unlock
- * (FUTEX_UNLOCK_PI), so a release, however short, would give it to the
- * spy, and the relock would then wait for the spy.
+ * unlocked"): a spy blocked on the priority-inheriting mutex would be
+ * handed it by any release (tu_spy_start()).
  */
-static pthread_mutex_t pi_mutex;
-static pid_t spy_tid;
-static int spy_got;
-
-static void *spy(void *arg)
-{
-	(void)arg;
-	TU_STORE(&spy_tid, tu_gettid());
-	pthread_mutex_lock(&pi_mutex);
-	TU_ADD(&spy_got, 1);
-	pthread_mutex_unlock(&pi_mutex);
-	return NULL;
-}
-
 static void test_sleep_mutex_einval_before_unlock(void **state)
 {
 	struct timespec bad = { 1, 1000000000L }, ok;
 	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
-	pthread_mutexattr_t a;
-	pthread_t t;
+	pthread_mutex_t pi_mutex;
+	struct tu_spy spy;
 
 	(void)state;
 	tu_watchdog("sleep_mutex_einval_before_unlock");
-	TU_SYNC_VAR(spy_tid);
-	TU_SYNC_VAR(spy_got);
-	spy_tid = 0;
-	spy_got = 0;
-	pthread_mutexattr_init(&a);
-	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
-	pthread_mutexattr_setprotocol(&a, PTHREAD_PRIO_INHERIT);
-	assert_int_equal(pthread_mutex_init(&pi_mutex, &a), 0);
-	pthread_mutexattr_destroy(&a);
+	assert_int_equal(tu_pi_mutex_init(&pi_mutex), 0);
 	pthread_mutex_lock(&pi_mutex);
-	assert_int_equal(pthread_create(&t, NULL, spy, NULL), 0);
-	assert_true(tu_poll(TU_LOAD(&spy_tid) != 0 &&
-			    tu_task_state(TU_LOAD(&spy_tid)) == 'S'));
+	assert_true(tu_spy_start(&spy, &pi_mutex));
 	ok = tu_deadline(CLOCK_MONOTONIC, 1000000000LL);
 	swait_prepare(&head, &w);
 	assert_int_equal(swait_sleep_mutex(&head, &w, &pi_mutex, 0,
@@ -278,10 +252,9 @@ static void test_sleep_mutex_einval_before_unlock(void **state)
 					   CLOCK_PROCESS_CPUTIME_ID, &ok),
 			 EINVAL);
 	swait_finish(&head, &w);
-	assert_int_equal(TU_LOAD(&spy_got), 0);
+	assert_int_equal(tu_spy_got(&spy), 0);
 	assert_int_equal(pthread_mutex_unlock(&pi_mutex), 0);
-	pthread_join(t, NULL);
-	assert_int_equal(spy_got, 1);
+	assert_int_equal(tu_spy_join(&spy), 1);
 	assert_int_equal(pthread_mutex_destroy(&pi_mutex), 0);
 	tu_watchdog_done();
 }
