@@ -48,7 +48,7 @@ extern void (*swait_hook_prepare_locked)(struct swait_head *head);
 
 static swait_cond_t cv;
 static pthread_mutex_t mu;
-static int l_holding, h_done;
+static int l_holding, h_started, h_done;
 static long long h_ns;
 static int failures;
 
@@ -96,6 +96,13 @@ static void hold_hook(struct swait_head *h)
 	if (h != &cv.head)
 		return;
 	__atomic_store_n(&l_holding, 1, __ATOMIC_RELEASE);
+	/*
+	 * Hold until H has arrived, then HOLD_MS more: the main thread that
+	 * starts M and H runs unpinned under SCHED_OTHER, and beside a busy
+	 * CI lane it once started H after a fixed hold had ended, so the
+	 * broken variant showed no inversion.  (At most 5 s: a failure.)
+	 */
+	spin_until(tu_now_ns() + 5000000000LL, &h_started);
 	spin_until(tu_now_ns() + HOLD_MS * 1000000LL, NULL);
 }
 
@@ -122,6 +129,7 @@ static void *high(void *arg)
 	long long t0 = tu_now_ns();
 
 	(void)arg;
+	__atomic_store_n(&h_started, 1, __ATOMIC_RELEASE);
 	swait_cond_signal(&cv);		/* contends for L's head lock */
 	h_ns = tu_now_ns() - t0;
 	__atomic_store_n(&h_done, 1, __ATOMIC_RELEASE);
@@ -153,7 +161,7 @@ static double inversion_ms(bool pi)
 	pthread_t tl, tm, th;
 
 	fresh_condvar(pi);
-	l_holding = h_done = 0;
+	l_holding = h_started = h_done = 0;
 	h_ns = 0;
 	__atomic_store_n(&swait_hook_prepare_locked, hold_hook,
 			 __ATOMIC_RELEASE);

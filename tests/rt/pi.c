@@ -38,7 +38,7 @@ extern void (*swait_hook_prepare_locked)(struct swait_head *head);
 				   may stall ~150 ms; still below SPIN_MS / 2 */
 
 static struct swait_head *test_head;
-static int l_holding, h_done;
+static int l_holding, h_started, h_done;
 static long long h_ns;
 
 static void spin_until(long long deadline_ns, const int *stop)
@@ -53,6 +53,12 @@ static void hold_hook(struct swait_head *h)
 	if (h != test_head)
 		return;
 	__atomic_store_n(&l_holding, 1, __ATOMIC_RELEASE);
+	/*
+	 * Until H has arrived, then HOLD_MS more: the unpinned SCHED_OTHER
+	 * main thread may start H late beside a busy CI lane, after a fixed
+	 * hold had ended (seen in condpi.c).  At most 5 s: a failure.
+	 */
+	spin_until(tu_now_ns() + 5000000000LL, &h_started);
 	spin_until(tu_now_ns() + HOLD_MS * 1000000LL, NULL);
 }
 
@@ -78,6 +84,7 @@ static void *high(void *arg)
 	long long t0 = tu_now_ns();
 
 	(void)arg;
+	__atomic_store_n(&h_started, 1, __ATOMIC_RELEASE);
 	swait_wake_one(test_head);	/* contends for L's lock */
 	h_ns = tu_now_ns() - t0;
 	__atomic_store_n(&h_done, 1, __ATOMIC_RELEASE);
@@ -109,7 +116,7 @@ static double round_ms(struct swait_head *h)
 	pthread_t tl, tm, th;
 
 	test_head = h;
-	l_holding = h_done = 0;
+	l_holding = h_started = h_done = 0;
 	h_ns = 0;
 	__atomic_store_n(&swait_hook_prepare_locked, hold_hook,
 			 __ATOMIC_RELEASE);
