@@ -163,17 +163,16 @@
  * done() or try_wait() after swait_complete() returned sees the event, and
  * swait_head_destroy() performs what is pending before it returns.  No wake
  * and no completion is lost, none is performed twice, handlers on several
- * threads may wake heads the other threads hold without deadlock (ordinary
- * and PI heads, within the bound below), and nothing is reserved per
- * thread: any number of handlers may wake any number of heads during one
- * lock hold.  Past 15 wake_ones pending on one hold they become one
- * wake_all (spurious wakeups, allowed).  One bound remains, on how many
- * completes may be pending on one hold of a completion's lock (16,777,215;
- * 2,047 on a PI head, see swait(7), Limits): a handler that finds that
- * many waits for the holder to take them.  A known defect: on PI heads,
- * handlers on two threads that each post that many completes onto a head
- * the other thread is taking or holding wait for each other for good;
- * keep fewer completes than the bound pending on a PI completion.
+ * threads may wake heads the other threads hold without deadlock, and
+ * nothing is reserved per thread: any number of handlers may wake any
+ * number of heads during one lock hold.  Past 15 wake_ones pending on one
+ * hold they become one wake_all (spurious wakeups, allowed).  Completes are
+ * counted exactly.  On a PI head at most 2,047 are pending on one hold; a
+ * handler that finds that many adds its event to the completion itself and
+ * posts only the wake, so it never waits.  On an ordinary head 16,777,215
+ * may be pending, and a handler that finds that many waits for the holder
+ * to take them: out of reach of a program whose threads make progress
+ * (swait(7), Limits).
  * swait_active() and swait_has_sleeper() are async-signal-safe too (a
  * load, and a barrier: no lock, no system call).
  * The other calls are not async-signal-safe.

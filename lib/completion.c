@@ -2,9 +2,10 @@
 /*
  * completion.c - the kernel's completions, on a swait head.
  *
- * done is written only under the head lock and read under it before a wait
- * returns, as in the kernel (kernel/sched/completion.c).  That is what lets a
- * waiter free an on-stack completion as soon as its wait returns:
+ * done is written under the head lock (or, on a PI head, by a thread counted
+ * at it: a spill, below) and read under it before a wait returns, as in the
+ * kernel (kernel/sched/completion.c).  That is what lets a waiter free an
+ * on-stack completion as soon as its wait returns:
  *
  *  - swait_complete() increments done and dequeues a waiter in one critical
  *    section, and touches the completion only by FUTEX_WAKE after unlocking.
@@ -24,7 +25,11 @@
  * Completes posted by signal handlers (lib/headlock.c L2) are performed by
  * the lock's holder before its release, through complete_sink(), which
  * adds them to done under the lock: so a waiter that takes the lock sees
- * them, and the holder's release is its last access.
+ * them, and the holder's release is its last access.  On a PI head whose
+ * count of posted completes is full, the handler counts itself in REFS
+ * and adds its event through the same sink without the lock (a spill,
+ * lib/wake.c, L6); the waiter that sees it waits for it to leave REFS, as
+ * for a completer still leaving.
  *
  * The lockless "done == 0" peeks are safe without a barrier: a waiter that
  * peeks after its prepare either sees the count, or the completer's critical
@@ -80,9 +85,10 @@ static inline struct swait_completion *completion_of(struct swait_head *h)
 
 /*
  * n events posted, or all of them (queue.h's sink): with the lock held, or
- * from a handler whose own thread holds it (lib/wake.c, L6), which may have
- * interrupted this very update; so every change of done under the lock is
- * an atomic read-modify-write.
+ * on a PI head by a thread counted in REFS without it, whose posted count
+ * was full (a spill, lib/wake.c, L6): perhaps a handler that interrupted
+ * this very update, or a check_done() under the lock; so every change of
+ * done is an atomic read-modify-write.
  */
 static void complete_sink(struct swait_head *h, uint32_t n, bool all)
 {
@@ -157,13 +163,18 @@ static bool check_done(struct swait_completion *c, bool consume)
 		swait_head_unlock(&c->wait);
 		swait_head_lock(&c->wait);
 	}
-	d = peek_done(c);
+	/*
+	 * Acquire: a spill (lib/wake.c, L6) counts itself in REFS, then adds
+	 * to done without the lock; seeing its events, we see it counted.
+	 */
+	d = __atomic_load_n(&c->done, __ATOMIC_ACQUIRE);
 	/*
 	 * On a PI head a completer still touches the head after its unlock
-	 * (it leaves REFS, L7), so a waiter that could take the lock before
-	 * then must not return, and perhaps free the completion, yet: wait
-	 * until it is the only one counted.  (An ordinary head's release is
-	 * its holder's last access.)
+	 * (it leaves REFS, L7), or adds its events without the lock (a
+	 * spill), so a waiter that could take the lock before then must not
+	 * return, and perhaps free the completion, yet: wait until it is
+	 * the only one counted.  (An ordinary head's release is its holder's
+	 * last access.)
 	 */
 	if (d == UINT_MAX || (pi && d != 0)) {
 		swait_quiesce_dropping_lock(&c->wait);

@@ -18,7 +18,8 @@
  * nothing is reserved, nothing nests wrong and nothing fills up.
  *
  * RULES (tests/model/post.pml checks them with nested handlers at every
- * step, two threads whose handlers wake each other's heads, and destroy;
+ * step, two threads whose handlers wake each other's heads, full counts
+ * on PI heads (CAP=1), and destroy;
  * its seeded bugs, tests/mutants/mutants.txt, show each check can fail)
  *
  *  L1. A thread counts the holds it is taking or in (swait_tls.depth): +1
@@ -51,20 +52,23 @@
  *      steps the walk is still counted on the head (the walks count, or
  *      REFS), which licenses its next lock and makes destroy wait.
  *  L6. Counts saturate safely: more than 15 posted wake_ones (one on a PI
- *      head) become a wake_all (spurious wakeups are allowed); posted
- *      completes count to 16,777,215 per hold (2,047 on a PI head), and a
- *      handler that would overflow the count waits for the holder to take
- *      the set: a holder on another thread takes it in O(1), unless
- *      that thread is in a handler waiting for room on a head this thread
- *      takes or holds: then both wait for good (seen on PI heads, whose
- *      bound a storm reaches; tests/protocol/crosswake.c stays under it).
- *      An open defect.  A PI head's
- *      holder on the handler's own thread is known by the id in its word
- *      (SWAIT_OWN_FULL): the handler adds its event to the completion
- *      itself, atomically, and posts the wake alone.  An ordinary head's
- *      holder on the handler's own thread empties the count only after
- *      16,777,216 handlers ran back to back on it, which swait(7), Limits,
- *      argues is out of reach of a thread that makes progress at all.
+ *      head) become a wake_all (spurious wakeups are allowed).  Posted
+ *      completes count to 2,047 per hold on a PI head, a bound a storm of
+ *      handlers reaches.  A post that would overflow it never waits for
+ *      the holder (who may be this thread, interrupted, or another thread
+ *      in a handler waiting likewise for a head this thread holds: a
+ *      deadlock, tests/protocol/sigwake.c many_held_elsewhere): it counts
+ *      itself in REFS (SWAIT_FULL) and spills (lib/wake.c): the event goes
+ *      into the completion's count atomically, without the lock, and only
+ *      its wake is posted, which always fits.  So does a last leaver whose
+ *      set no longer fits the newcomer's count (SWAIT_SPILLED).  Being
+ *      counted is what licenses the access: a waiter that finds events
+ *      waits until it is the only one counted before it returns
+ *      (lib/completion.c).  On an ordinary head they count to 16,777,215
+ *      per hold, and a handler that would overflow that waits for the
+ *      holder to take the set; reaching it takes 16,777,216 handlers run
+ *      back to back on one thread within one hold, which swait(7),
+ *      Limits, argues is out of reach of a thread that makes progress.
  *  L7. PI head.  The lock word belongs to the kernel (owner's tid), so the
  *      posted set lives in the walks word with REFS, the number of threads
  *      taking, holding or leaving the lock (or walking).  A taker adds
@@ -300,7 +304,11 @@ static bool add_pi(uint32_t v, const struct swait_posted *p, uint32_t *out)
 	return true;
 }
 
-/* L6: a full count empties when its holder next looks, in O(1) steps. */
+/*
+ * A full count empties when one of those it waits for takes a step: a
+ * counted thread leaves REFS (L7, a taker at depth 1, holding nothing), an
+ * ordinary head's holder takes its posted set (L6).
+ */
 static void wait_for_room(void)
 {
 	swait_cpu_relax();
@@ -395,36 +403,34 @@ void swait_head_lock(struct swait_head *h)
 	run_locked_hook(h);
 }
 
+/* What pi_take_or_hand_over() did. */
+enum hand {
+	HAND_TAKEN,	/* the lock is ours */
+	HAND_OVER,	/* the set is the newcomer's; we left REFS */
+	HAND_FULL,	/* it did not fit: still counted, not holding (L6) */
+};
+
 /* L2 on a PI head, past REFS 0: counted, take the lock or hand over. */
-static bool pi_take_or_hand_over(struct swait_head *h,
-				 const struct swait_posted *p)
+static enum hand pi_take_or_hand_over(struct swait_head *h,
+				      const struct swait_posted *p)
 {
 	for (;;) {
 		uint32_t v, nv;
 
 		if (swait_pi_trylock(&h->lock))
-			return true;
+			return HAND_TAKEN;
 		/* A newcomer, counted after us, holds it. */
 		v = __atomic_load_n(&h->walks, __ATOMIC_RELAXED);
 		if ((v & SWAIT_PI_REFS_MASK) < 2) {
 			swait_cpu_relax();	/* it left meanwhile: retry */
 			continue;
 		}
-		if (!add_pi(v, p, &nv)) {
-			wait_for_room();
-			continue;
-		}
+		if (!add_pi(v, p, &nv))
+			return HAND_FULL;	/* never wait for it (L6) */
 		if (__atomic_compare_exchange_n(&h->walks, &v, nv - 1, false,
 				__ATOMIC_RELEASE, __ATOMIC_RELAXED))
-			return false;	/* its REFS performs our calls */
+			return HAND_OVER;	/* its REFS performs our calls */
 	}
-}
-
-/* L6: whether this thread holds h's PI lock (its id is in the word). */
-static bool own_pi_hold(struct swait_head *h)
-{
-	return (__atomic_load_n(&h->lock, __ATOMIC_RELAXED) &
-		FUTEX_TID_MASK) == swait_tid();
 }
 
 enum swait_took swait_head_lock_or_post(struct swait_head *h,
@@ -441,19 +447,28 @@ enum swait_took swait_head_lock_or_post(struct swait_head *h,
 		for (;;) {
 			run_post_hook(h);
 			if ((v & SWAIT_PI_REFS_MASK) != 0) {
-				if (!add_pi(v, &p, &nv)) {
-					if (own_pi_hold(h))
-						return SWAIT_OWN_FULL;
-					wait_for_room();
-					v = __atomic_load_n(&h->walks,
-							    __ATOMIC_RELAXED);
+				if (add_pi(v, &p, &nv)) {
+					/* Release: our writes, to the holder. */
+					if (__atomic_compare_exchange_n(
+							&h->walks, &v, nv,
+							false, __ATOMIC_RELEASE,
+							__ATOMIC_RELAXED))
+						goto posted;
 					continue;
 				}
-				/* Release: the caller's writes, to the holder. */
+				/*
+				 * L6: full.  Whoever must empty the count may
+				 * be interrupted by a handler waiting for us:
+				 * count ourselves and spill instead.
+				 */
 				if (__atomic_compare_exchange_n(&h->walks, &v,
-						nv, false, __ATOMIC_RELEASE,
-						__ATOMIC_RELAXED))
-					goto posted;
+						v + 1, false, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED)) {
+					__atomic_store_n(&swait_tls.depth,
+						d + 1, __ATOMIC_RELAXED);
+					swait_signal_fence();
+					return SWAIT_FULL;
+				}
 				continue;
 			}
 			if (__atomic_compare_exchange_n(&h->walks, &v, v + 1,
@@ -463,10 +478,15 @@ enum swait_took swait_head_lock_or_post(struct swait_head *h,
 		}
 		__atomic_store_n(&swait_tls.depth, d + 1, __ATOMIC_RELAXED);
 		swait_signal_fence();
-		if (!pi_take_or_hand_over(h, &p)) {
+		switch (pi_take_or_hand_over(h, &p)) {
+		case HAND_TAKEN:
+			break;
+		case HAND_OVER:
 			swait_signal_fence();
 			__atomic_store_n(&swait_tls.depth, d, __ATOMIC_RELAXED);
 			goto posted;
+		case HAND_FULL:
+			return SWAIT_FULL;	/* counted, depth + 1 */
 		}
 		run_locked_hook(h);
 		return SWAIT_TAKEN;
@@ -522,10 +542,12 @@ static inline void hold_ends(void)
 
 /*
  * L7: leave REFS, ending a hold (depth - 1); the last one out performs what
- * was posted after the holder's release.  True when left; false with the
- * lock taken again and *p the set to perform.
+ * was posted after the holder's release.  SWAIT_RELEASED when left;
+ * SWAIT_PERFORM with the lock taken again and *p the set to perform;
+ * SWAIT_SPILLED, still counted, with *p a set no one can take (L6).
  */
-static bool drop_ref(struct swait_head *h, struct swait_posted *p)
+static enum swait_released drop_ref(struct swait_head *h,
+				    struct swait_posted *p)
 {
 	uint32_t v = __atomic_load_n(&h->walks, __ATOMIC_RELAXED);
 
@@ -539,27 +561,31 @@ static bool drop_ref(struct swait_head *h, struct swait_posted *p)
 			if (swait_head_may_wait()) {
 				swait_pi_lock(&h->lock);
 				run_locked_hook(h);
-				return false;
+				return SWAIT_PERFORM;
 			}
-			if (pi_take_or_hand_over(h, p)) {
+			switch (pi_take_or_hand_over(h, p)) {
+			case HAND_TAKEN:
 				run_locked_hook(h);
-				return false;
+				return SWAIT_PERFORM;
+			case HAND_OVER:
+				hold_ends();	/* in a newcomer's REFS now */
+				return SWAIT_RELEASED;
+			case HAND_FULL:
+				return SWAIT_SPILLED;
 			}
-			hold_ends();	/* handed to a newcomer's REFS */
-			return true;
 		}
 		/* Release: the hold, to whoever counts next. */
 		if (__atomic_compare_exchange_n(&h->walks, &v, v - 1, false,
 				__ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
 			hold_ends();
-			return true;
+			return SWAIT_RELEASED;
 		}
 	}
 }
 
 __attribute__((noinline))
-static bool release_pi(struct swait_head *h, bool keep_ref,
-		       struct swait_posted *p)
+static enum swait_released release_pi(struct swait_head *h, bool keep_ref,
+				      struct swait_posted *p)
 {
 	uint32_t v = __atomic_load_n(&h->walks, __ATOMIC_RELAXED);
 
@@ -568,18 +594,42 @@ static bool release_pi(struct swait_head *h, bool keep_ref,
 		if (__atomic_compare_exchange_n(&h->walks, &v, v & ~PI_POSTED,
 				false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
 			decode_pi(v, p);
-			return false;
+			return SWAIT_PERFORM;
 		}
 	}
 	swait_ann_lock_released(h);
 	swait_pi_unlock(&h->lock);
 	if (keep_ref)
-		return true;	/* L5: still counted, relocks later */
+		return SWAIT_RELEASED;	/* L5: still counted, relocks later */
 	return drop_ref(h, p);
 }
 
-bool swait_head_try_release(struct swait_head *h, bool keep_ref,
-			    struct swait_posted *p)
+enum swait_released swait_head_spilled(struct swait_head *h,
+				       struct swait_posted *p)
+{
+	struct swait_posted w = *p;
+	uint32_t v = __atomic_load_n(&h->walks, __ATOMIC_RELAXED), nv;
+
+	/* The wakes that go with the events now in done (L6). */
+	w.ones += w.completes;
+	w.completes = 0;
+	w.wake_all |= w.complete_all;
+	w.complete_all = false;
+	/*
+	 * Release: the events added to done, to the holder that performs the
+	 * wakes.  We are counted, so REFS > 0 and a counted release sees it.
+	 */
+	do
+		(void)add_pi(v, &w, &nv);	/* no completes: always fits */
+	while (!__atomic_compare_exchange_n(&h->walks, &v, nv, false,
+					    __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED));
+	return drop_ref(h, p);
+}
+
+enum swait_released swait_head_try_release(struct swait_head *h,
+					   bool keep_ref,
+					   struct swait_posted *p)
 {
 	uint32_t v;
 
@@ -600,7 +650,7 @@ bool swait_head_try_release(struct swait_head *h, bool keep_ref,
 					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
 				swait_ann_lock_acquired(h);
 				decode_word(v, p);
-				return false;
+				return SWAIT_PERFORM;
 			}
 			continue;
 		}
@@ -613,7 +663,7 @@ bool swait_head_try_release(struct swait_head *h, bool keep_ref,
 released:
 	if (!keep_ref)
 		hold_ends();
-	return true;
+	return SWAIT_RELEASED;
 }
 
 void swait_head_relock(struct swait_head *h)
@@ -649,7 +699,8 @@ bool swait_head_posted(const struct swait_head *h)
 		SWAIT_LOCK_POSTED) != 0;
 }
 
-bool swait_head_leave_pi(struct swait_head *h, struct swait_posted *p)
+enum swait_released swait_head_leave_pi(struct swait_head *h,
+					struct swait_posted *p)
 {
 	/* A leaver's REF stands for a hold while it leaves (L1: 0 -> 1). */
 	__atomic_store_n(&swait_tls.depth,

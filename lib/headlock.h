@@ -74,7 +74,7 @@ void swait_head_lock(struct swait_head *head);
 enum swait_took {
 	SWAIT_POSTED,		/* the holder performs it (L3) */
 	SWAIT_TAKEN,		/* the lock is ours: do it, then release */
-	SWAIT_OWN_FULL,		/* L6: see below */
+	SWAIT_FULL,		/* L6: a spill, see below */
 };
 
 /*
@@ -82,27 +82,51 @@ enum swait_took {
  * signal handler that interrupted libswait): never waits (L2).  Returns
  * SWAIT_TAKEN with head's lock taken, for the caller to do what itself and
  * then release; or SWAIT_POSTED with what posted to the holder, who
- * performs it before its release completes (L3).  SWAIT_OWN_FULL (L6, a
- * PI head only): what is a complete whose count is full, and the holder
- * is this very thread, interrupted; the caller adds the event to the
- * completion itself (atomically: the holder may be inside its own update)
- * and posts a wake_one, which never overflows.
+ * performs it before its release completes (L3).  SWAIT_FULL (L6, a PI
+ * head only): what is a complete and the count of posted completes is
+ * full; the caller is now counted in REFS without the lock (a hold, depth
+ * + 1) and spills the call: it adds the event to the completion itself
+ * (atomically: a holder may be inside its own update), then calls
+ * swait_head_spilled().
  */
 enum swait_took swait_head_lock_or_post(struct swait_head *head,
 					enum swait_post what);
 
+/* How a release (or a PI leaver's leave) ended. */
+enum swait_released {
+	SWAIT_RELEASED,		/* done: the caller's last access is behind */
+	SWAIT_PERFORM,		/* still held: perform *posted, then again */
+	SWAIT_SPILLED,		/* L6: counted, not held: spill *posted */
+};
+
 /*
- * Try to release head's lock (L3).  Returns true once released: the
- * caller's last access to *head is behind it.  Returns false, with the
+ * Try to release head's lock (L3).  SWAIT_RELEASED once released: the
+ * caller's last access to *head is behind it.  SWAIT_PERFORM, with the
  * lock still held, when calls were posted to it: they are taken off the
  * head into *posted, for the caller to perform before it tries again.
+ * SWAIT_SPILLED (PI head, at depth > 1 only): the lock is released, the
+ * caller took a set posted after its unlock as the last one out, and
+ * neither could take the lock again nor hand the set to the newcomer that
+ * holds it, because the newcomer's count of posted completes is full: the
+ * caller is still counted in REFS and spills *posted (swait_head_spilled).
  *
  * keep_ref: a wake_all walk between two of its steps.  The lock is
  * released but the walk stays counted (lib/swait.c W-rules), so that
  * the walker may take it again with swait_head_relock().
  */
-bool swait_head_try_release(struct swait_head *head, bool keep_ref,
-			    struct swait_posted *posted);
+enum swait_released swait_head_try_release(struct swait_head *head,
+					   bool keep_ref,
+					   struct swait_posted *posted);
+
+/*
+ * L6, after SWAIT_FULL or SWAIT_SPILLED: the caller, counted in REFS
+ * without the lock, has added posted's completes (and complete_all) to the
+ * completion.  This posts the wakes that go with them, which always fit
+ * (one wake_one; more make a wake_all), and leaves REFS as a leaver does;
+ * what that returns is as for swait_head_try_release(), *posted reused.
+ */
+enum swait_released swait_head_spilled(struct swait_head *head,
+				       struct swait_posted *posted);
 
 /*
  * Whether calls are posted to head's holder and not yet taken (L3): a
@@ -165,11 +189,13 @@ static inline void swait_head_count_leaver(struct swait_head *head)
 }
 
 /*
- * A PI head's leaver leaves (L7): true when done; false with the lock
- * taken (a hold, depth 1) and *posted the set the last one out must
- * perform before releasing it.
+ * A PI head's leaver leaves (L7): SWAIT_RELEASED when done; SWAIT_PERFORM
+ * with the lock taken (a hold, depth 1) and *posted the set the last one
+ * out must perform before releasing it; SWAIT_SPILLED as for
+ * swait_head_try_release() (only inside a handler, depth > 1).
  */
-bool swait_head_leave_pi(struct swait_head *head, struct swait_posted *posted);
+enum swait_released swait_head_leave_pi(struct swait_head *head,
+					struct swait_posted *posted);
 
 /* Take the lock again between two steps of a walk (L5). */
 void swait_head_relock(struct swait_head *head);

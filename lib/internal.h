@@ -51,6 +51,9 @@ extern void (*swait_hook_prepare_locked)(struct swait_head *head);
 /* Test builds only: how many wakes were posted to a holder (L2). */
 extern unsigned long swait_hook_deferred;
 
+/* Test builds only: how many full counts were spilled (lib/wake.c, L6). */
+extern unsigned long swait_hook_spills;
+
 /*
  * Test builds only: called by a wake at depth > 0 (lib/headlock.c L2)
  * before each attempt to take or post, when set: a test raises a nested

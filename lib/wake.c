@@ -61,6 +61,7 @@
 
 #if SWAIT_TEST_HOOKS
 unsigned swait_hook_max_hold_steps;
+unsigned long swait_hook_spills;
 #endif
 
 void (*swait_complete_sink)(struct swait_head *head, uint32_t n, bool all);
@@ -304,21 +305,26 @@ static void walk_step(struct hold *k)
 
 /* ---------------------------------------------------------- performing */
 
+/* n completes, or all, into the completion's count (lib/completion.c). */
+static void sink_completes(struct swait_head *h, const struct swait_posted *p)
+{
+	void (*sink)(struct swait_head *, uint32_t, bool) =
+		__atomic_load_n(&swait_complete_sink, __ATOMIC_RELAXED);
+
+	/* Only lib/completion.c posts completes, having set it. */
+	swait_check(sink != NULL, "a complete was posted to a head that is "
+		    "not a completion's [head]", h, NULL, NULL);
+	sink(h, p->completes, p->complete_all);
+}
+
 /* Lock held: the calls a set stands for (L3), as they would do them. */
 static void perform(struct hold *k, const struct swait_posted *p)
 {
 	struct swait_head *h = k->h;
 	uint32_t n;
 
-	if (p->completes || p->complete_all) {
-		void (*sink)(struct swait_head *, uint32_t, bool) =
-			__atomic_load_n(&swait_complete_sink, __ATOMIC_RELAXED);
-
-		/* Only lib/completion.c posts completes, having set it. */
-		swait_check(sink != NULL, "a complete was posted to a head "
-			    "that is not a completion's [head]", h, NULL, NULL);
-		sink(h, p->completes, p->complete_all);
-	}
+	if (p->completes || p->complete_all)
+		sink_completes(h, p);
 	/* Each wake_one and each complete wakes the longest waiter. */
 	for (n = p->ones + p->completes; n > 0 && !list_empty(&h->list); n--) {
 		uint32_t *word = swait_wake_one_locked(h);
@@ -328,6 +334,36 @@ static void perform(struct hold *k, const struct swait_posted *p)
 	}
 	if (p->wake_all || p->complete_all)
 		walk_start(k);
+}
+
+/*
+ * L6: a PI completion's count of posted completes is full, and this thread
+ * is counted in REFS without the lock (headlock.h, SWAIT_FULL and
+ * SWAIT_SPILLED).  Nobody that could empty the count is waited for: the
+ * events go into done here, and only their wakes are posted.  Being
+ * counted is what licenses touching the completion: a waiter that finds
+ * the events waits until it is the only one counted before it returns
+ * (lib/completion.c).  Leaving may hand back the lock with a set to
+ * perform, or find another full count.
+ */
+static enum swait_released spill(struct swait_head *h, struct swait_posted *p)
+{
+	enum swait_released r;
+
+#if SWAIT_TEST_HOOKS
+	__atomic_add_fetch(&swait_hook_spills, 1, __ATOMIC_RELAXED);
+#endif
+	do {
+		/*
+		 * Release: our count in REFS before the events, so that a
+		 * waiter whose acquire load of done sees them sees us
+		 * counted (lib/completion.c check_done).
+		 */
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		sink_completes(h, p);
+		r = swait_head_spilled(h, p);
+	} while (r == SWAIT_SPILLED);
+	return r;
 }
 
 /*
@@ -348,12 +384,23 @@ static void hold_release(struct hold *k)
 		/* L5: inside a handler at depth > 1, walk in one hold. */
 		if (more && !swait_head_may_wait())
 			continue;
-		if (!swait_head_try_release(h, more, &p)) {
+		switch (swait_head_try_release(h, more, &p)) {
+		case SWAIT_PERFORM:
 			perform(k, &p);
 			continue;
+		case SWAIT_SPILLED:	/* released, still counted (L6) */
+			k->steps = 0;
+			flush_words(k);
+			if (spill(h, &p) == SWAIT_PERFORM) {
+				perform(k, &p);	/* held again */
+				continue;
+			}
+			break;
+		case SWAIT_RELEASED:
+			k->steps = 0;
+			flush_words(k);
+			break;
 		}
-		k->steps = 0;
-		flush_words(k);
 		if (!more)
 			break;
 		swait_head_relock(h);
@@ -407,8 +454,11 @@ void swait_head_leave_slow(struct swait_head *h)
 {
 	struct swait_posted p;
 	struct hold k;
+	enum swait_released r = swait_head_leave_pi(h, &p);
 
-	if (swait_head_leave_pi(h, &p))
+	if (r == SWAIT_SPILLED)
+		r = spill(h, &p);
+	if (r == SWAIT_RELEASED)
 		return;
 	hold_init(&k, h);	/* L7: the last one out performs */
 	perform(&k, &p);
@@ -472,18 +522,17 @@ static void wake_in_handler(struct swait_head *h, enum swait_post what)
 			break;
 		case SWAIT_POSTED:
 			break;	/* the holder performs it (L3) */
-		case SWAIT_OWN_FULL:
-			/*
-			 * L6: our own thread holds this PI completion's lock
-			 * and its count of posted completes is full.  The
-			 * hold cannot end before we return, so no waiter can
-			 * consume or free: add the event (the sink is atomic)
-			 * and post the wake that goes with it.
-			 */
-			__atomic_load_n(&swait_complete_sink,
-					__ATOMIC_RELAXED)(h, 1, false);
-			(void)swait_head_lock_or_post(h, SWAIT_POST_WAKE_ONE);
+		case SWAIT_FULL: {
+			/* L6: counted in REFS, not holding: spill it. */
+			struct swait_posted p = swait_posted_of(what);
+
+			if (spill(h, &p) == SWAIT_PERFORM) {
+				hold_init(&k, h);
+				perform(&k, &p);
+				hold_release(&k);
+			}
 			break;
+		}
 		}
 		return;
 	}

@@ -14,6 +14,7 @@
  */
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -29,6 +30,7 @@
 
 extern void (*swait_hook_prepare_locked)(struct swait_head *head);
 extern unsigned long swait_hook_deferred;
+extern unsigned long swait_hook_spills;
 
 enum op { OP_WAKE_ONE, OP_WAKE_ALL, OP_COMPLETE, OP_COMPLETE_ALL, OP_NONE,
 	  OP_COMPLETE_MANY, OP_COMPLETE_THEN_ALL, OP_PEEK };
@@ -259,6 +261,84 @@ static void run_complete_many(enum kind k)
 }
 
 /*
+ * MANY completes from a handler, on a head that ANOTHER thread holds and
+ * will not release before the handler returns: it waits for this thread.
+ * That is the deadlock of two threads whose handlers fill each other's
+ * heads (tests/protocol/crosswake.c), made deterministic.  On a PI head the
+ * count of posted completes fills at 2,047; the handler used to wait for
+ * room there, for good (lib/headlock.c L6).  Now it counts itself in REFS
+ * and adds the rest to done itself (a spill, lib/wake.c), posting only
+ * their wakes.  Every event is counted once, and the holder's own waiter
+ * is woken by what its release performs.
+ */
+static __thread int i_am_holder;	/* the thread that holds comp */
+static int holder_in, holder_go;
+
+static void hold_or_raise_hook(struct swait_head *h)
+{
+	if (h == &comp.wait && i_am_holder) {
+		__atomic_store_n(&holder_in, 1, __ATOMIC_RELEASE);
+		while (!__atomic_load_n(&holder_go, __ATOMIC_ACQUIRE))
+			sched_yield();
+	} else if (h == &other) {
+		hook_fired++;
+		raise(SIGUSR2);
+	}
+}
+
+static void *hold_comp(void *arg)
+{
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+	int *woken = arg;
+
+	i_am_holder = 1;
+	swait_prepare(&comp.wait, &w);	/* the hook holds it here */
+	*woken = poll_sleep(&comp.wait, &w) == 0;
+	swait_finish(&comp.wait, &w);
+	return NULL;
+}
+
+static void run_many_held_elsewhere(enum kind k)
+{
+	struct swait_waiter wo = SWAIT_WAITER_INITIALIZER;
+	unsigned long before = swait_hook_deferred;
+	unsigned long spills = swait_hook_spills;
+	pthread_t t;
+	int woken = -1;
+
+	init_heads(k);
+	holder_in = holder_go = hook_fired = 0;
+	TU_SYNC_VAR(holder_in);
+	TU_SYNC_VAR(holder_go);
+	tu_watchdog_arm(20, "many completes from a handler on a head another "
+			"thread holds", NULL);
+	handler_op = OP_COMPLETE_MANY;
+	__atomic_store_n(&swait_hook_prepare_locked, hold_or_raise_hook,
+			 __ATOMIC_RELEASE);
+	assert_int_equal(pthread_create(&t, NULL, hold_comp, &woken), 0);
+	while (!__atomic_load_n(&holder_in, __ATOMIC_ACQUIRE))
+		sched_yield();
+	/* Our hold of other, interrupted: the handler completes comp. */
+	swait_prepare(&other, &wo);
+	assert_int_equal(hook_fired, 1);
+	__atomic_store_n(&holder_go, 1, __ATOMIC_RELEASE);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	__atomic_store_n(&swait_hook_prepare_locked, NULL, __ATOMIC_RELEASE);
+	swait_finish(&other, &wo);
+	assert_true(swait_hook_deferred - before >= 2047);
+	/* PI: each complete past the 2,047th spilled; ordinary: none did. */
+	assert_int_equal(swait_hook_spills - spills,
+			 k == PI ? MANY - 2047 : 0);
+	assert_int_equal(woken, 1);
+	assert_int_equal(__atomic_load_n(&comp.done, __ATOMIC_RELAXED), MANY);
+	for (int i = 0; i < MANY; i++)
+		assert_true(swait_completion_try_wait(&comp));
+	assert_false(swait_completion_try_wait(&comp));
+	assert_int_equal(swait_head_destroy(&comp.wait), 0);
+	tu_watchdog_disarm();
+}
+
+/*
  * A complete flips the waiter while it is still between its prepare and
  * its condition, then a complete_all makes done UINT_MAX: the condition
  * (try_wait) waits out walks under the lock, and must not count the
@@ -319,6 +399,7 @@ BOTH(complete)
 BOTH(complete_all)
 BOTH(other_head)
 BOTH(complete_many)
+BOTH(many_held_elsewhere)
 BOTH(complete_then_all)
 BOTH(peek)
 ASYM_TOO(wake_one)
@@ -340,6 +421,8 @@ int main(void)
 		cmocka_unit_test(other_head_pi),
 		cmocka_unit_test(complete_many_plain),
 		cmocka_unit_test(complete_many_pi),
+		cmocka_unit_test(many_held_elsewhere_plain),
+		cmocka_unit_test(many_held_elsewhere_pi),
 		cmocka_unit_test(complete_then_all_plain),
 		cmocka_unit_test(complete_then_all_pi),
 		cmocka_unit_test(peek_plain),
