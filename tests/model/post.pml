@@ -61,6 +61,14 @@
  * newcomer's REFS.  D quiesces as swait_head_destroy does: it holds the
  * lock only once REFS counts nobody but itself.
  *
+ * CAP (PI=1) bounds the posted count, as L6's 11 bits do (2,047 in C;
+ * CAP=1 here reaches the bound at every second post).  A post that does
+ * not fit is spilled (lib/wake.c spill): the handler counts itself in REFS
+ * (REFS + 1, depth + 1), adds its complete to done without the lock, and
+ * leaves REFS as a leaver does (swait_head_spilled: only the wake that
+ * goes with it is posted, and wakes always fit, so it is not modelled).
+ * A hand-over that does not fit spills the set it holds the same way.
+ *
  * Each Promela step is one atomic access of the C code.  A CAS loop whose
  * body only computes the new value from the one it read is one step (it
  * takes effect at its successful CAS); MUTANT_POST_NONATOMIC splits one
@@ -71,7 +79,8 @@
  * travel as the completes do, in other bits of the same word; L6's
  * saturation only merges them), the queue the posted calls act on
  * (swait.pml), wake_all walks and keep_ref (L5), PARKED and FUTEX_WAKE of
- * parked lockers, the L6 bound on the complete count (never reached here).
+ * parked lockers, the L6 bound on an ordinary head's complete count
+ * (16,777,215: never reached here).
  *
  * PROPERTIES (pan -DSAFETY: assertions and invalid end states)
  *
@@ -97,7 +106,12 @@
  *  (d) No deadlock: two threads whose handlers complete the heads the
  *      other thread holds (and their own) all finish; a blocked process
  *      at the end is an invalid end state (only D may wait forever for a
- *      destroy that never becomes legal: its end label).
+ *      destroy that never becomes legal: its end label).  With CAP=1, also
+ *      when their counts are full: a handler that waited for room there
+ *      (MUTANT_PI_FULL_WAITS) deadlocks with the other thread's handler.
+ *  (e) A spill touches the head only while it is counted: its complete
+ *      goes into done with REFS > 0 (asserted), so D, which quiesces
+ *      until REFS counts only itself, cannot destroy past it.
  *
  * MAP: Promela -> C (lib/headlock.c unless named)
  *
@@ -135,6 +149,8 @@
  *                           waits for the holder's release
  *  MUTANT_PI_LEAVER_NO_RECHECK  (PI=1) the leaver leaves REFS without
  *                           looking for posts made after its unlock (L7)
+ *  MUTANT_PI_FULL_WAITS     (PI=1, CAP=1) a post or hand-over that does
+ *                           not fit waits for room instead of spilling
  */
 
 #ifndef LOOPS
@@ -151,6 +167,9 @@
 #endif
 #ifndef PI
 #define PI 0
+#endif
+#ifndef CAP
+#define CAP 15		/* PI: most posts walks holds (L6); 15, no bound */
 #endif
 #ifndef DESTROY
 #define DESTROY 1	/* D destroys head DH */
@@ -218,6 +237,8 @@ byte fin;		/* threads and handlers finished */
 #define RET	9	/* a handler's swait_complete returns */
 #define NALOAD	10	/* MUTANT_POST_NONATOMIC: the load */
 #define NASTORE	11	/* MUTANT_POST_NONATOMIC: the store (or the CAS) */
+#define SPILL	12	/* PI: counted, full: into done without the lock */
+#define WAITROOM 13	/* MUTANT_PI_FULL_WAITS: a full post waits */
 
 #if PI
 #define FIRST	REFSUP
@@ -351,7 +372,12 @@ inline hold(c, h, lv)
 		st == HAND ->
 		ALIVE(h);
 		if
-		:: REFS(h) >= 2 ->
+#ifndef MUTANT_PI_FULL_WAITS
+		:: REFS(h) >= 2 && POSTS(h) + n + m > CAP ->
+			st = SPILL		/* HAND_FULL: still counted */
+#endif
+		/* (the mutant: no option when full, so it waits for room) */
+		:: REFS(h) >= 2 && POSTS(h) + n + m <= CAP ->
 			walks[h] = walks[h] + (n + m) * PONE - 1;
 			pend[h] = pend[h] + m;	/* our own call is a post now */
 			inhand[h] = inhand[h] - n;
@@ -359,8 +385,33 @@ inline hold(c, h, lv)
 			m = 0;
 			VISIBLE(h);
 			st = END
-		:: else -> st = TRY		/* it left meanwhile */
+		:: REFS(h) < 2 -> st = TRY	/* it left meanwhile */
 		fi
+	   }
+#ifdef MUTANT_PI_FULL_WAITS
+	:: atomic {	/* wait_for_room, then the post again */
+		st == WAITROOM && (REFS(h) == 0 || POSTS(h) < CAP) ->
+		ALIVE(h);
+		if
+		:: REFS(h) != 0 ->
+			walks[h] = walks[h] + PONE;
+			pend[h]++;
+			m = 0;
+			VISIBLE(h);
+			st = RET
+		:: else -> walks[h]++; depth[c]++; st = TRY
+		fi
+	   }
+#endif
+	:: atomic {	/* spill: the set into done, counted, not holding */
+		st == SPILL ->
+		ALIVE(h);
+		assert(REFS(h) > 0);		/* (e) */
+		done[h] = done[h] + m;
+		m = 0;
+		inhand[h] = inhand[h] - n;
+		PERFORM(h, n);
+		st = LEAVE			/* swait_head_spilled */
 	   }
 #endif
 #ifdef MUTANT_POST_NONATOMIC
@@ -483,13 +534,20 @@ inline handler(t, lv, N)
 			fi
 #else
 			if
-			:: REFS(h) != 0 ->	/* CAS: post to walks */
-				walks[h] = walks[h] + PONE;
+			:: REFS(h) != 0 && POSTS(h) < CAP ->
+				walks[h] = walks[h] + PONE;	/* post */
 				pend[h]++;
 				m = 0;
 				VISIBLE(h);
 				st = RET
-			:: else ->		/* CAS REFS 0 -> 1 */
+#ifndef MUTANT_PI_FULL_WAITS
+			:: REFS(h) != 0 && POSTS(h) >= CAP ->
+				walks[h]++; depth[t]++; st = SPILL
+#else
+			:: REFS(h) != 0 && POSTS(h) >= CAP ->
+				st = WAITROOM
+#endif
+			:: REFS(h) == 0 ->	/* CAS REFS 0 -> 1 */
 				walks[h]++; depth[t]++; st = TRY
 			fi
 #endif
