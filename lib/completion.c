@@ -140,8 +140,7 @@ SWAIT_EXPORT void swait_complete_all(struct swait_completion *c)
  */
 static bool check_done(struct swait_completion *c, bool consume)
 {
-	bool pi = (__atomic_load_n(&c->wait.walks, __ATOMIC_RELAXED) &
-		   SWAIT_WALKS_PI) != 0;
+	bool pi = swait_head_is_pi(&c->wait);
 	unsigned int d;
 
 	/*

@@ -334,13 +334,6 @@ static void take_ref(struct swait_head *h)
 
 /* ------------------------------------------------------------- taking */
 
-static inline bool is_pi(const struct swait_head *h)
-{
-	/* The PI bit never changes after init; the other bits may. */
-	return (__atomic_load_n(&h->walks, __ATOMIC_RELAXED) &
-		SWAIT_WALKS_PI) != 0;
-}
-
 static inline void run_locked_hook(struct swait_head *h)
 {
 	swait_ann_lock_acquired(h);
@@ -365,7 +358,7 @@ static inline void run_locked_hook(struct swait_head *h)
 __attribute__((noinline, cold))
 static void head_lock_slow(struct swait_head *h)
 {
-	if (is_pi(h)) {
+	if (swait_head_is_pi(h)) {
 		/* L7: counted before the wait, so posts go to us or later. */
 		take_ref(h);
 		swait_pi_lock(&h->lock);
@@ -398,7 +391,7 @@ void swait_head_lock(struct swait_head *h)
 		nested_lock(h);
 	__atomic_store_n(&swait_tls.depth, d + 1, __ATOMIC_RELAXED);
 	swait_signal_fence();
-	if (swait_unlikely(is_pi(h) || !swait_trylock(&h->lock)))
+	if (swait_unlikely(swait_head_is_pi(h) || !swait_trylock(&h->lock)))
 		head_lock_slow(h);
 	run_locked_hook(h);
 }
@@ -440,7 +433,7 @@ enum swait_took swait_head_lock_or_post(struct swait_head *h,
 	uint32_t v, nv;
 
 	swait_ann_sync_word(h, offsetof(struct swait_head, list.prev));
-	if (is_pi(h)) {
+	if (swait_head_is_pi(h)) {
 		struct swait_posted p = swait_posted_of(what);
 
 		v = __atomic_load_n(&h->walks, __ATOMIC_RELAXED);
@@ -633,7 +626,7 @@ enum swait_released swait_head_try_release(struct swait_head *h,
 {
 	uint32_t v;
 
-	if (swait_unlikely(is_pi(h)))
+	if (swait_unlikely(swait_head_is_pi(h)))
 		return release_pi(h, keep_ref, p);
 	v = SWAIT_LOCK_HELD;
 	swait_ann_lock_released(h);
@@ -668,7 +661,7 @@ released:
 
 void swait_head_relock(struct swait_head *h)
 {
-	if (is_pi(h))
+	if (swait_head_is_pi(h))
 		swait_pi_lock(&h->lock);	/* REFS kept (L5) */
 	else
 		swait_lock(&h->lock);
@@ -682,7 +675,7 @@ bool swait_head_busy(const struct swait_head *h)
 	 * release, which this load then publishes; likewise the last thread
 	 * out of a PI head's REFS (L7).
 	 */
-	if (is_pi(h))
+	if (swait_head_is_pi(h))
 		return (__atomic_load_n(&h->walks, __ATOMIC_ACQUIRE) &
 			(PI_POSTED | SWAIT_PI_REFS_MASK)) != 0 ||
 		       __atomic_load_n(&h->lock, __ATOMIC_RELAXED) != 0;
@@ -692,7 +685,7 @@ bool swait_head_busy(const struct swait_head *h)
 bool swait_head_posted(const struct swait_head *h)
 {
 	/* Acquire: what the poster wrote before its post (L2's release). */
-	if (is_pi(h))
+	if (swait_head_is_pi(h))
 		return (__atomic_load_n(&h->walks, __ATOMIC_ACQUIRE) &
 			PI_POSTED) != 0;
 	return (__atomic_load_n(&h->lock, __ATOMIC_ACQUIRE) &

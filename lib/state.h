@@ -125,6 +125,13 @@ static inline bool swait_state_sleeping(uint32_t s)
 #define SWAIT_PI_REFS_TAKERS	0x00008000u	/* takers wait from here */
 #define SWAIT_PI_EVENTS		0x08000000u	/* a completion's head */
 
+/* Whether h is a PI head: the bit never changes after init, others may. */
+static inline bool swait_head_is_pi(const struct swait_head *h)
+{
+	return (__atomic_load_n(&h->walks, __ATOMIC_RELAXED) &
+		SWAIT_WALKS_PI) != 0;
+}
+
 /*
  * Whether h's walks word says it is a completion's head (set by
  * swait_completion_init and by every complete): its wakes count no

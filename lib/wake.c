@@ -87,7 +87,7 @@ static inline void hold_init(struct hold *k, struct swait_head *h)
 {
 	k->h = h;
 	k->walking = k->by_walks = k->quiesced = false;
-	k->pi = (load_relaxed(&h->walks) & SWAIT_WALKS_PI) != 0;
+	k->pi = swait_head_is_pi(h);
 	k->own_wakes = k->steps = k->woken = k->nwords = 0;
 }
 
@@ -607,7 +607,7 @@ void swait_quiesce_dropping_lock(struct swait_head *h)
 {
 	uint32_t v;
 
-	if (load_relaxed(&h->walks) & SWAIT_WALKS_PI) {
+	if (swait_head_is_pi(h)) {
 		/*
 		 * L7: walks on a PI head are counted in REFS, with everyone
 		 * else who takes or leaves its lock; wait until we are the
