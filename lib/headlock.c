@@ -60,30 +60,34 @@
  *      deadlock, tests/protocol/sigwake.c many_held_elsewhere): it counts
  *      itself in REFS (SWAIT_FULL) and spills (lib/wake.c): the event goes
  *      into the completion's count atomically, without the lock, and only
- *      its wake is posted, which always fits.  So does a last leaver whose
- *      set no longer fits the newcomer's count (SWAIT_SPILLED).  Being
- *      counted is what licenses the access: a waiter that finds events
- *      waits until it is the only one counted before it returns
- *      (lib/completion.c).  On an ordinary head they count to 16,777,215
- *      per hold, and a handler that would overflow that waits for the
- *      holder to take the set; reaching it takes 16,777,216 handlers run
- *      back to back on one thread within one hold, which swait(7),
- *      Limits, argues is out of reach of a thread that makes progress.
+ *      its wake is posted, which always fits.  Being counted is what
+ *      licenses the access: a waiter that finds an event waits until it
+ *      is the only one counted before it returns (lib/completion.c).  On
+ *      an ordinary head they count to 16,777,215 per hold, and a handler
+ *      that would overflow that waits for the holder to take the set,
+ *      which a holder on another thread does when it next runs.  Handlers
+ *      can wait for each other there only after 16,777,215 completes were
+ *      posted to one hold whose thread is itself stuck in a handler:
+ *      swait(7), Limits.
  *  L7. PI head.  The lock word belongs to the kernel (owner's tid), so the
  *      posted set lives in the walks word with REFS, the number of threads
  *      taking, holding or leaving the lock (or walking).  A taker adds
  *      itself to REFS before FUTEX_LOCK_PI; a leaver unlocks the PI word
  *      and then removes itself with a CAS that sees the posted set: if it
  *      is the last (REFS 1) and something was posted after its unlock, it
- *      takes the set and the lock again and performs it.  A post is made
- *      only while REFS > 0, so some counted thread's release sees it; a
- *      wake at depth > 0 that finds REFS 0 counts itself and takes the
- *      free lock, or, if a newcomer took it first, hands its call to the
- *      newcomer's REFS and leaves.  REFS has 16 bits and also counts the
- *      leavers a wake_one woke (lib/wake.c), who cannot wait: a taker that
- *      finds 32,767 others counted yields until one leaves (it holds
- *      nothing, L4).  The posted set has the rest of the word but the PI
- *      flag.
+ *      takes the lock again (waiting at depth 1, else a trylock; a
+ *      newcomer that took it first performs them) and releases it again,
+ *      which performs them (L3).  The posts stay in the word meanwhile,
+ *      where a completion's check sees them.  A post is made only while
+ *      REFS > 0, so some counted thread's release sees it; a wake at depth
+ *      > 0 that finds REFS 0 counts itself and takes the free lock, or, if
+ *      a newcomer took it first, hands its call to the newcomer's REFS and
+ *      leaves (or spills, L6).  REFS has 16 bits and also counts the
+ *      leavers a wake_one woke (lib/wake.c) and the handlers that spill,
+ *      who cannot wait: a taker that finds 32,767 others counted yields
+ *      until one leaves (it holds nothing, L4), which leaves room for one
+ *      such count per thread and handler nesting level.  The posted set
+ *      has the rest of the word but the PI flag.
  *
  * Ordering.  A post is a release CAS and the holder takes the set with an
  * acquire CAS, so what a handler wrote before its wake (the condition) is
@@ -129,7 +133,18 @@ uint32_t *swait_process_stamp = &stamp_fallback;
 #if SWAIT_TEST_HOOKS
 void (*swait_hook_head_locked)(struct swait_head *head);
 void (*swait_hook_before_post)(struct swait_head *head);
+void (*swait_hook_leaving)(struct swait_head *head, bool last_out);
 unsigned long swait_hook_deferred;
+
+/* A test stops a PI head's leaver here (L7). */
+static inline void run_leaving_hook(struct swait_head *h, bool last_out)
+{
+	void (*hook)(struct swait_head *, bool) = __atomic_load_n(
+		&swait_hook_leaving, __ATOMIC_ACQUIRE);
+
+	if (hook)
+		hook(h, last_out);
+}
 
 /* A test raises a nested signal here: between a post's load and its CAS. */
 static inline void run_post_hook(struct swait_head *h)
@@ -144,6 +159,12 @@ static inline void run_post_hook(struct swait_head *h)
 static inline void run_post_hook(struct swait_head *h)
 {
 	(void)h;
+}
+
+static inline void run_leaving_hook(struct swait_head *h, bool last_out)
+{
+	(void)h;
+	(void)last_out;
 }
 #endif
 
@@ -536,36 +557,42 @@ static inline void hold_ends(void)
 /*
  * L7: leave REFS, ending a hold (depth - 1); the last one out performs what
  * was posted after the holder's release.  SWAIT_RELEASED when left;
- * SWAIT_PERFORM with the lock taken again and *p the set to perform;
- * SWAIT_SPILLED, still counted, with *p a set no one can take (L6).
+ * SWAIT_PERFORM with the lock taken again, for the caller's next release
+ * to take and perform what is posted (*p empty).
+ *
+ * The posts stay on the word until a holder takes them: a completion's
+ * check that takes the free lock meanwhile sees them there and performs
+ * them itself (lib/completion.c).  Taking them off first, to perform once
+ * the lock was ours, hid them in this thread's hands in between: a
+ * swait_completion_done() then said false after swait_complete() had
+ * returned.
  */
 static enum swait_released drop_ref(struct swait_head *h,
 				    struct swait_posted *p)
 {
-	uint32_t v = __atomic_load_n(&h->walks, __ATOMIC_RELAXED);
+	uint32_t v;
 
+	run_leaving_hook(h, false);
+	v = __atomic_load_n(&h->walks, __ATOMIC_RELAXED);
 	for (;;) {
 		if ((v & PI_POSTED) && (v & SWAIT_PI_REFS_MASK) == 1) {
-			if (!__atomic_compare_exchange_n(&h->walks, &v,
-					v & ~PI_POSTED, false,
-					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-				continue;
-			decode_pi(v, p);
+			run_leaving_hook(h, true);
 			if (swait_head_may_wait()) {
 				swait_pi_lock(&h->lock);
-				run_locked_hook(h);
-				return SWAIT_PERFORM;
+			} else if (!swait_pi_trylock(&h->lock)) {
+				/*
+				 * A newcomer, counted after our look, took
+				 * it: its release performs them.  Look again
+				 * (it may have left meanwhile).
+				 */
+				swait_cpu_relax();
+				v = __atomic_load_n(&h->walks,
+						    __ATOMIC_RELAXED);
+				continue;
 			}
-			switch (pi_take_or_hand_over(h, p)) {
-			case HAND_TAKEN:
-				run_locked_hook(h);
-				return SWAIT_PERFORM;
-			case HAND_OVER:
-				hold_ends();	/* in a newcomer's REFS now */
-				return SWAIT_RELEASED;
-			case HAND_FULL:
-				return SWAIT_SPILLED;
-			}
+			run_locked_hook(h);
+			*p = (struct swait_posted){ 0, 0, false, false };
+			return SWAIT_PERFORM;
 		}
 		/* Release: the hold, to whoever counts next. */
 		if (__atomic_compare_exchange_n(&h->walks, &v, v - 1, false,

@@ -95,20 +95,16 @@ enum swait_took swait_head_lock_or_post(struct swait_head *head,
 /* How a release (or a PI leaver's leave) ended. */
 enum swait_released {
 	SWAIT_RELEASED,		/* done: the caller's last access is behind */
-	SWAIT_PERFORM,		/* still held: perform *posted, then again */
-	SWAIT_SPILLED,		/* L6: counted, not held: spill *posted */
+	SWAIT_PERFORM,		/* held: perform *posted, then release again */
 };
 
 /*
  * Try to release head's lock (L3).  SWAIT_RELEASED once released: the
  * caller's last access to *head is behind it.  SWAIT_PERFORM, with the
- * lock still held, when calls were posted to it: they are taken off the
- * head into *posted, for the caller to perform before it tries again.
- * SWAIT_SPILLED (PI head, at depth > 1 only): the lock is released, the
- * caller took a set posted after its unlock as the last one out, and
- * neither could take the lock again nor hand the set to the newcomer that
- * holds it, because the newcomer's count of posted completes is full: the
- * caller is still counted in REFS and spills *posted (swait_head_spilled).
+ * lock held, when calls were posted to it: they are taken off the head
+ * into *posted, for the caller to perform before it tries again (on a PI
+ * head the last one out may also have taken the lock again, L7, with
+ * *posted empty: its next try takes what is posted).
  *
  * keep_ref: a wake_all walk between two of its steps.  The lock is
  * released but the walk stays counted (lib/swait.c W-rules), so that
@@ -119,9 +115,8 @@ enum swait_released swait_head_try_release(struct swait_head *head,
 					   struct swait_posted *posted);
 
 /*
- * L6, after SWAIT_FULL or SWAIT_SPILLED: the caller, counted in REFS
- * without the lock, has added posted's completes (and complete_all) to the
- * completion.  This posts the wakes that go with them, which always fit
+ * L6, after SWAIT_FULL: the caller, counted in REFS without the lock, has
+ * added posted's completes (and complete_all) to the completion.  This posts the wakes that go with them, which always fit
  * (one wake_one; more make a wake_all), and leaves REFS as a leaver does;
  * what that returns is as for swait_head_try_release(), *posted reused.
  */
@@ -190,9 +185,8 @@ static inline void swait_head_count_leaver(struct swait_head *head)
 
 /*
  * A PI head's leaver leaves (L7): SWAIT_RELEASED when done; SWAIT_PERFORM
- * with the lock taken (a hold, depth 1) and *posted the set the last one
- * out must perform before releasing it; SWAIT_SPILLED as for
- * swait_head_try_release() (only inside a handler, depth > 1).
+ * with the lock taken (a hold, depth 1), as the last one out with calls
+ * posted, to be released (and so performed) as any hold.
  */
 enum swait_released swait_head_leave_pi(struct swait_head *head,
 					struct swait_posted *posted);

@@ -61,6 +61,14 @@ extern unsigned long swait_hook_spills;
  */
 extern void (*swait_hook_before_post)(struct swait_head *head);
 
+/*
+ * Test builds only: called by a PI head's leaver (lib/headlock.c L7) as it
+ * starts to leave REFS, its lock released (last_out false), and again
+ * when, the last one out with calls posted, it is about to take the lock
+ * again (true).
+ */
+extern void (*swait_hook_leaving)(struct swait_head *head, bool last_out);
+
 /* Test builds only: called with every head lock just taken, when set. */
 extern void (*swait_hook_head_locked)(struct swait_head *head);
 

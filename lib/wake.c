@@ -338,32 +338,26 @@ static void perform(struct hold *k, const struct swait_posted *p)
 
 /*
  * L6: a PI completion's count of posted completes is full, and this thread
- * is counted in REFS without the lock (headlock.h, SWAIT_FULL and
- * SWAIT_SPILLED).  Nobody that could empty the count is waited for: the
- * events go into done here, and only their wakes are posted.  Being
- * counted is what licenses touching the completion: a waiter that finds
- * the events waits until it is the only one counted before it returns
- * (lib/completion.c).  Leaving may hand back the lock with a set to
- * perform, or find another full count.
+ * is counted in REFS without the lock (headlock.h, SWAIT_FULL).  Nobody
+ * that could empty the count is waited for: the event goes into done
+ * here, and only its wake is posted.  Being counted is what licenses
+ * touching the completion: a waiter that finds the event waits until it
+ * is the only one counted before it returns (lib/completion.c).  Leaving
+ * may hand back the lock, as the last one out with calls posted.
  */
 static enum swait_released spill(struct swait_head *h, struct swait_posted *p)
 {
-	enum swait_released r;
-
 #if SWAIT_TEST_HOOKS
 	__atomic_add_fetch(&swait_hook_spills, 1, __ATOMIC_RELAXED);
 #endif
-	do {
-		/*
-		 * Release: our count in REFS before the events, so that a
-		 * waiter whose acquire load of done sees them sees us
-		 * counted (lib/completion.c check_done).
-		 */
-		__atomic_thread_fence(__ATOMIC_RELEASE);
-		sink_completes(h, p);
-		r = swait_head_spilled(h, p);
-	} while (r == SWAIT_SPILLED);
-	return r;
+	/*
+	 * Release: our count in REFS before the event, so that a waiter
+	 * whose acquire load of done sees it sees us counted
+	 * (lib/completion.c check_done).
+	 */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	sink_completes(h, p);
+	return swait_head_spilled(h, p);
 }
 
 /*
@@ -384,23 +378,12 @@ static void hold_release(struct hold *k)
 		/* L5: inside a handler at depth > 1, walk in one hold. */
 		if (more && !swait_head_may_wait())
 			continue;
-		switch (swait_head_try_release(h, more, &p)) {
-		case SWAIT_PERFORM:
+		if (swait_head_try_release(h, more, &p) == SWAIT_PERFORM) {
 			perform(k, &p);
 			continue;
-		case SWAIT_SPILLED:	/* released, still counted (L6) */
-			k->steps = 0;
-			flush_words(k);
-			if (spill(h, &p) == SWAIT_PERFORM) {
-				perform(k, &p);	/* held again */
-				continue;
-			}
-			break;
-		case SWAIT_RELEASED:
-			k->steps = 0;
-			flush_words(k);
-			break;
 		}
+		k->steps = 0;
+		flush_words(k);
 		if (!more)
 			break;
 		swait_head_relock(h);
@@ -454,11 +437,8 @@ void swait_head_leave_slow(struct swait_head *h)
 {
 	struct swait_posted p;
 	struct hold k;
-	enum swait_released r = swait_head_leave_pi(h, &p);
 
-	if (r == SWAIT_SPILLED)
-		r = spill(h, &p);
-	if (r == SWAIT_RELEASED)
+	if (swait_head_leave_pi(h, &p) == SWAIT_RELEASED)
 		return;
 	hold_init(&k, h);	/* L7: the last one out performs */
 	perform(&k, &p);

@@ -18,10 +18,21 @@
  *            its only waiter takes the lock, consumes the event, returns
  *            and unmaps the completion: the completer's leaving touched
  *            the unmapped page (SIGSEGV).
+ *  - last_out: PI head, a holder unlocked, and its own handler posted a
+ *            complete before it left REFS: it is the last one out, about
+ *            to take the lock again to perform it.  It used to take the
+ *            set off the word first, so a look from another thread that
+ *            took the free lock meanwhile found nothing and said false.
+ *  - spill:  PI head, a handler found the posted count full and spilled
+ *            its complete into done, counted in REFS and not yet left;
+ *            the only waiter consumes every event and unmaps the
+ *            completion.  Without the waiter's wait for REFS
+ *            (lib/completion.c) the spiller's leaving is a SIGSEGV.
  *
- * All three failed on the code before the fix; the check happens while
- * the stopped thread is still stopped, so the fixed code makes the
- * looking thread wait for it (each stop ends after STOP_MS).
+ * All failed on the code before their fix (spill: with that wait
+ * removed); the check happens while the stopped thread is still stopped,
+ * so the fixed code makes the looking thread wait for it (each stop ends
+ * after STOP_MS, or at the latest 5 s).
  */
 #include <pthread.h>
 #include <sched.h>
@@ -47,6 +58,7 @@
 extern unsigned long swait_hook_deferred;
 extern void (*swait_hook_head_locked)(struct swait_head *head);
 extern void (*swait_hook_futex_wake)(uint32_t *word);
+extern void (*swait_hook_leaving)(struct swait_head *head, bool last_out);
 extern void (*swait_complete_sink)(struct swait_head *head, uint32_t n,
 				   bool all);
 
@@ -104,10 +116,20 @@ static void (*real_sink)(struct swait_head *, uint32_t, bool);
 static int sink_armed, in_window, holding, other_armed, handler_ran;
 static __thread bool is_holder;
 
+/* The spill case's: completes from one handler, past the posted count. */
+#define SPILL_MANY 2048
+static struct swait_completion *mapped;
+static __thread bool is_spiller;
+static int spill_armed, spilled;
+
 static void on_usr1(int sig)
 {
 	(void)sig;
-	swait_complete(&comp);		/* posted: see the cases */
+	if (is_spiller)
+		for (int i = 0; i < SPILL_MANY; i++)
+			swait_complete(mapped);
+	else
+		swait_complete(&comp);	/* posted: see the cases */
 	flag_set(&handler_ran, 1);
 }
 
@@ -119,6 +141,12 @@ static void stopping_sink(struct swait_head *h, uint32_t n, bool all)
 		stop_here();
 	}
 	real_sink(h, n, all);
+	/* Only a spill adds to done on the handler's own thread. */
+	if (is_spiller && h == &mapped->wait &&
+	    __atomic_exchange_n(&spill_armed, 0, __ATOMIC_ACQ_REL)) {
+		flag_set(&spilled, 1);	/* in done, still counted */
+		stop_here();
+	}
 }
 
 /* In the holder's hold of comp: stay until the handler has posted. */
@@ -274,7 +302,6 @@ static void walk_pi(void **state)
 
 /* -------------------------------------------------------------- free */
 
-static struct swait_completion *mapped;
 static void *page;
 static size_t page_size;
 static __thread bool is_completer;
@@ -290,7 +317,7 @@ static void slow_hold_hook(struct swait_head *h)
 
 static void on_segv(int sig)
 {
-	static const char m[] = "donepost: the completer touched a PI "
+	static const char m[] = "donepost: a completer (or spiller) touched a PI "
 		"completion its only waiter had freed after its wait\n";
 
 	(void)sig;
@@ -367,6 +394,173 @@ static void free_pi(void **state)
 	signal(SIGSEGV, SIG_DFL);
 }
 
+/* ----------------------------------------------------------- last_out */
+
+static __thread bool is_leaver;
+static int leave_armed, last_out_armed, looker_tid, looked;
+
+/* The lock word of a PI head: the owner's thread id (FUTEX_TID_MASK). */
+static int pi_owner(const struct swait_head *h)
+{
+	return (int)(__atomic_load_n(&h->lock, __ATOMIC_RELAXED) &
+		     0x3fffffffu);
+}
+
+static void leaving_hook(struct swait_head *h, bool last_out)
+{
+	long long t0 = tu_now_ns();
+
+	if (!is_leaver || h != &comp.wait)
+		return;
+	if (!last_out && __atomic_exchange_n(&leave_armed, 0,
+					     __ATOMIC_ACQ_REL)) {
+		/* Unlocked, still counted: our handler posts (REFS 1). */
+		pthread_kill(pthread_self(), SIGUSR1);
+		return;
+	}
+	if (last_out && __atomic_exchange_n(&last_out_armed, 0,
+					    __ATOMIC_ACQ_REL)) {
+		/*
+		 * Until the looker holds the lock we are about to take, or
+		 * has looked (it need not wait for us), at most 5 s.
+		 */
+		flag_set(&in_window, 1);
+		while (pi_owner(h) != flag_get(&looker_tid) &&
+		       !flag_get(&looked) &&
+		       tu_now_ns() - t0 < 5000000000LL)
+			sched_yield();
+	}
+}
+
+static void *leaver(void *arg)
+{
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+
+	(void)arg;
+	is_leaver = true;
+	swait_prepare(&comp.wait, &w);	/* its release leaves REFS */
+	swait_finish(&comp.wait, &w);
+	return NULL;
+}
+
+static void last_out_pi(void **state)
+{
+	(void)state;
+	flag_set(&looker_tid, (int)tu_gettid());
+	__atomic_store_n(&swait_hook_leaving, leaving_hook, __ATOMIC_RELEASE);
+	for (int i = 0; i < 20; i++) {
+		pthread_t t;
+		bool done;
+
+		swait_completion_init(&comp);
+		swait_head_init_pi(&comp.wait);
+		in_window = handler_ran = looked = 0;
+		leave_armed = last_out_armed = 1;
+		assert_int_equal(pthread_create(&t, NULL, leaver, NULL), 0);
+		assert_true(wait_flag(&in_window));
+		/* Its handler's swait_complete() has returned. */
+		assert_true(flag_get(&handler_ran));
+		done = swait_completion_done(&comp);
+		flag_set(&looked, 1);
+		assert_int_equal(pthread_join(t, NULL), 0);
+		assert_true(done);
+		assert_true(swait_completion_try_wait(&comp));
+		assert_false(swait_completion_try_wait(&comp));
+		assert_int_equal(swait_head_destroy(&comp.wait), 0);
+	}
+	__atomic_store_n(&swait_hook_leaving, NULL, __ATOMIC_RELEASE);
+}
+
+/* -------------------------------------------------------------- spill */
+
+static __thread bool is_spill_holder;
+static int spill_holding;
+
+static void spill_hold_hook(struct swait_head *h)
+{
+	if (h == &other && __atomic_exchange_n(&other_armed, 0,
+					       __ATOMIC_ACQ_REL)) {
+		pthread_kill(pthread_self(), SIGUSR1);	/* depth 1: posts */
+		return;
+	}
+	/* Hold until the handler has filled the count and spilled. */
+	if (is_spill_holder && h == &mapped->wait &&
+	    !flag_get(&spill_holding)) {
+		flag_set(&spill_holding, 1);
+		(void)wait_flag(&spilled);
+	}
+}
+
+static void *spill_holder(void *arg)
+{
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+
+	(void)arg;
+	is_spill_holder = true;
+	swait_prepare(&mapped->wait, &w);
+	swait_finish(&mapped->wait, &w);
+	return NULL;
+}
+
+static void *spilling(void *arg)
+{
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+
+	(void)arg;
+	is_spiller = true;
+	flag_set(&other_armed, 1);
+	swait_prepare(&other, &w);	/* the handler runs in this hold */
+	swait_finish(&other, &w);
+	return NULL;
+}
+
+static void *consuming_waiter(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < SPILL_MANY; i++)
+		swait_completion_wait(mapped);
+	munmap(page, page_size);	/* allowed: every event consumed */
+	return NULL;
+}
+
+static void spill_pi(void **state)
+{
+	(void)state;
+	page_size = (size_t)sysconf(_SC_PAGESIZE);
+	assert_int_equal(tu_signal_handler(SIGSEGV, on_segv, 0, NULL), 0);
+	__atomic_store_n(&swait_hook_head_locked, spill_hold_hook,
+			 __ATOMIC_RELEASE);
+	for (int i = 0; i < 10; i++) {
+		pthread_t h, s, w;
+
+		page = mmap(NULL, page_size, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		assert_true(page != MAP_FAILED);
+		mapped = page;
+		swait_completion_init(mapped);
+		swait_head_init_pi(&mapped->wait);
+		swait_head_init(&other);
+		spill_holding = spilled = looking = handler_ran = 0;
+		spill_armed = 1;
+		assert_int_equal(pthread_create(&h, NULL, spill_holder, NULL),
+				 0);
+		assert_true(wait_flag(&spill_holding));
+		assert_int_equal(pthread_create(&s, NULL, spilling, NULL), 0);
+		assert_true(wait_flag(&spilled));
+		/* The holder's release performs the 2,047 posted. */
+		assert_int_equal(pthread_join(h, NULL), 0);
+		assert_int_equal(pthread_create(&w, NULL, consuming_waiter,
+						NULL), 0);
+		flag_set(&looking, 1);	/* the spiller stays STOP_MS more */
+		assert_int_equal(pthread_join(w, NULL), 0);
+		assert_int_equal(pthread_join(s, NULL), 0);
+		assert_true(flag_get(&handler_ran));
+	}
+	__atomic_store_n(&swait_hook_head_locked, locked_hook,
+			 __ATOMIC_RELEASE);
+	signal(SIGSEGV, SIG_DFL);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -389,6 +583,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(taken_pi, setup, teardown),
 		cmocka_unit_test_setup_teardown(walk_pi, setup, teardown),
 		cmocka_unit_test_setup_teardown(free_pi, setup, teardown),
+		cmocka_unit_test_setup_teardown(last_out_pi, setup, teardown),
+		cmocka_unit_test_setup_teardown(spill_pi, setup, teardown),
 	};
 
 	if (tu_signal_handler(SIGUSR1, on_usr1, 0, NULL) != 0)
