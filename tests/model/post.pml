@@ -35,9 +35,10 @@
  * lock), and again.
  *
  * Destroy: process D destroys head DH (1) once every complete called on it
- * has returned (the posts too: returning is what a post does) and no
- * thread is waiting to take it; from then on nobody starts a call on DH
- * (ghost closing).  A thread may still be inside its hold of DH, with
+ * has returned (the posts too: returning is what a post does), or once
+ * every one is in done (a completion's only waiter, having consumed every
+ * event, frees it: lib/completion.c), and no thread is waiting to take
+ * it; from then on nobody starts a call on DH (ghost closing).  A thread may still be inside its hold of DH, with
  * posts to perform: the hold of a completer whose complete the destroyer
  * has seen, which L3 says ends with its release.  D takes the lock (at
  * depth 0, so it may wait), checks that nothing is pending, releases, and
@@ -53,9 +54,10 @@
  * the count is what matters here).  A taker counts itself in REFS before
  * it waits.  A leaver takes what is posted while it holds the lock, unlocks
  * the PI word, then leaves REFS with a CAS that sees the posted set: the
- * last one out (REFS 1) with something posted takes the set and the lock
- * again (waiting at depth 1, else trylock or hand the set back to the
- * newcomer that holds it).  A wake at depth > 0 posts while REFS > 0, or
+ * last one out (REFS 1) with something posted takes the lock again
+ * (waiting at depth 1, else a trylock, and if a newcomer has it, looks
+ * again), leaving the posts in the word for that hold's release to take.
+ * A wake at depth > 0 posts while REFS > 0, or
  * counts itself (REFS 0 -> 1) and takes the lock with a trylock, or, when
  * a newcomer counted after it holds the lock, hands its call to the
  * newcomer's REFS.  D quiesces as swait_head_destroy does: it holds the
@@ -64,10 +66,11 @@
  * CAP (PI=1) bounds the posted count, as L6's 11 bits do (2,047 in C;
  * CAP=1 here reaches the bound at every second post).  A post that does
  * not fit is spilled (lib/wake.c spill): the handler counts itself in REFS
- * (REFS + 1, depth + 1), adds its complete to done without the lock, and
- * leaves REFS as a leaver does (swait_head_spilled: only the wake that
- * goes with it is posted, and wakes always fit, so it is not modelled).
- * A hand-over that does not fit spills the set it holds the same way.
+ * (REFS + 1, depth + 1), adds its complete to done without the lock, posts
+ * the wake that goes with it (a step that touches walks; wakes always fit
+ * and are not counted here), and leaves REFS as a leaver does
+ * (swait_head_spilled).  A handler's hand-over to a newcomer that does not
+ * fit spills its call the same way.
  *
  * Each Promela step is one atomic access of the C code.  A CAS loop whose
  * body only computes the new value from the one it read is one step (it
@@ -94,8 +97,9 @@
  *      complete calls made on h) and nothing is pending (pend[h] == 0).
  *  (c) A post is on the head until performed, and no hold ends past one:
  *      at every post and every take of a posted set, the head's posted
- *      count plus the set its holder took and has not performed yet
- *      equals the ghost pend[h] (posts returned, not yet performed); the
+ *      count equals the ghost pend[h] (posts returned, not yet performed:
+ *      none is hidden in a thread's hands, where a completion's check
+ *      could not see it); the
  *      release that ends a hold (ordinary head), and the last leaver of a
  *      PI head, finds pend[h]==0.  Destroy after every call returned finds
  *      done[DH]==calls[DH] once it holds the lock (ordinary head; on a PI
@@ -109,9 +113,11 @@
  *      destroy that never becomes legal: its end label).  With CAP=1, also
  *      when their counts are full: a handler that waited for room there
  *      (MUTANT_PI_FULL_WAITS) deadlocks with the other thread's handler.
- *  (e) A spill touches the head only while it is counted: its complete
- *      goes into done with REFS > 0 (asserted), so D, which quiesces
- *      until REFS counts only itself, cannot destroy past it.
+ *  (e) A spill touches the head only while it is counted: D may start as
+ *      soon as its complete is in done, and quiesces until REFS counts
+ *      only itself, so the spill's wake and leave never touch a destroyed
+ *      head (ALIVE); a spill that does not count itself
+ *      (MUTANT_SPILL_UNCOUNTED) does.
  *
  * MAP: Promela -> C (lib/headlock.c unless named)
  *
@@ -129,9 +135,11 @@
  *                  perform(): swait_complete_n (lib/completion.c) under
  *                  the lock; hold_ends: depth - 1
  *  release_pi()    release_pi: "while (v & PI_POSTED)", swait_pi_unlock,
- *                  "(v & PI_POSTED) && (v & PI_REFS_MASK) == 1",
- *                  swait_head_may_wait ? swait_pi_lock :
- *                  pi_take_or_hand_over, else the CAS REFS - 1
+ *                  drop_ref: "(v & PI_POSTED) && (v & PI_REFS_MASK) == 1",
+ *                  swait_head_may_wait ? swait_pi_lock (RELOCK) :
+ *                  swait_pi_trylock (LTRY), else the CAS REFS - 1
+ *  SPILL, SPWAKE   lib/wake.c spill(): sink_completes without the lock,
+ *                  then swait_head_spilled: the wake's CAS, drop_ref
  *  own()           the handler's own complete under the lock it took
  *  D               swait_head_destroy (lib/swait.c): lock, check,
  *                  swait_quiesce_dropping_lock (lib/wake.c; PI: until REFS
@@ -151,6 +159,8 @@
  *                           looking for posts made after its unlock (L7)
  *  MUTANT_PI_FULL_WAITS     (PI=1, CAP=1) a post or hand-over that does
  *                           not fit waits for room instead of spilling
+ *  MUTANT_SPILL_UNCOUNTED   (PI=1, CAP=1) a full post spills without
+ *                           counting itself in REFS
  */
 
 #ifndef LOOPS
@@ -204,7 +214,6 @@ byte done[2];		/* the completion's count */
 byte calls[2];		/* complete calls made on h */
 byte hret[2];		/* ... and returned */
 byte pend[2];		/* posts to h not performed yet */
-byte inhand[2];		/* PI: a set a leaver took and holds, not performed */
 byte taking[2];		/* threads between their choice of h and its lock */
 bit closing[2];		/* D started: no new call on h */
 bit destroyed[2];	/* D returned */
@@ -218,7 +227,7 @@ byte fin;		/* threads and handlers finished */
 
 #define ALIVE(h)	assert(!destroyed[h])
 /* (c): every post is on the head or in its holder's hand */
-#define VISIBLE(h)	assert(POSTS(h) + inhand[h] == pend[h])
+#define VISIBLE(h)	assert(POSTS(h) == pend[h])
 /* (c): a hold ends with nothing posted left */
 #define ENDS(h)		assert(pend[h] == 0)
 
@@ -239,6 +248,10 @@ byte fin;		/* threads and handlers finished */
 #define NASTORE	11	/* MUTANT_POST_NONATOMIC: the store (or the CAS) */
 #define SPILL	12	/* PI: counted, full: into done without the lock */
 #define WAITROOM 13	/* MUTANT_PI_FULL_WAITS: a full post waits */
+#define SPWAKE	14	/* PI: a spill posts its wake, then leaves */
+#define LTRY	15	/* PI: the last one out's trylock, in a handler */
+#define SPILLX	16	/* MUTANT_SPILL_UNCOUNTED: SPILL, not counted */
+#define SPWAKEX	17	/* MUTANT_SPILL_UNCOUNTED: SPWAKE, then no leave */
 
 #if PI
 #define FIRST	REFSUP
@@ -328,12 +341,10 @@ inline hold(c, h, lv)
 		if
 #ifndef MUTANT_PI_LEAVER_NO_RECHECK
 		:: POSTS(h) > 0 && REFS(h) == 1 ->	/* posted meanwhile */
-			n = POSTS(h);
-			walks[h] = 1;
-			inhand[h] = inhand[h] + n;
+			/* the lock again; the posts stay in the word */
 			if
 			:: depth[c] <= 1 -> st = RELOCK	/* may wait */
-			:: else -> st = TRY
+			:: else -> st = LTRY
 			fi
 #endif
 		:: else ->
@@ -345,14 +356,20 @@ inline hold(c, h, lv)
 			st = END
 		fi
 	   }
-	:: atomic {	/* swait_pi_lock again, then perform the set */
+	:: atomic {	/* swait_pi_lock again; REL performs the posts */
 		st == RELOCK && (pw[h] == 0 || depth[c] != 1) ->
 		assert(depth[c] == 1);
 		ALIVE(h);
 		pw[h] = OWNER(c);
-		inhand[h] = inhand[h] - n;
-		PERFORM(h, n);
 		st = REL
+	   }
+	:: atomic {	/* drop_ref's trylock, in a handler */
+		st == LTRY ->
+		ALIVE(h);
+		if
+		:: pw[h] == 0 -> pw[h] = OWNER(c); st = REL
+		:: else -> st = LEAVE	/* a newcomer has it: look again */
+		fi
 	   }
 	:: atomic {	/* pi_take_or_hand_over: swait_pi_trylock */
 		st == TRY ->
@@ -362,8 +379,6 @@ inline hold(c, h, lv)
 			pw[h] = OWNER(c);
 			done[h] = done[h] + m;
 			m = 0;
-			inhand[h] = inhand[h] - n;
-			PERFORM(h, n);
 			st = REL
 		:: else -> st = HAND
 		fi
@@ -373,15 +388,13 @@ inline hold(c, h, lv)
 		ALIVE(h);
 		if
 #ifndef MUTANT_PI_FULL_WAITS
-		:: REFS(h) >= 2 && POSTS(h) + n + m > CAP ->
+		:: REFS(h) >= 2 && POSTS(h) + m > CAP ->
 			st = SPILL		/* HAND_FULL: still counted */
 #endif
 		/* (the mutant: no option when full, so it waits for room) */
-		:: REFS(h) >= 2 && POSTS(h) + n + m <= CAP ->
-			walks[h] = walks[h] + (n + m) * PONE - 1;
+		:: REFS(h) >= 2 && POSTS(h) + m <= CAP ->
+			walks[h] = walks[h] + m * PONE - 1;
 			pend[h] = pend[h] + m;	/* our own call is a post now */
-			inhand[h] = inhand[h] - n;
-			n = 0;
 			m = 0;
 			VISIBLE(h);
 			st = END
@@ -403,16 +416,23 @@ inline hold(c, h, lv)
 		fi
 	   }
 #endif
-	:: atomic {	/* spill: the set into done, counted, not holding */
+	:: atomic {	/* spill: the call into done, counted, not holding */
 		st == SPILL ->
 		ALIVE(h);
-		assert(REFS(h) > 0);		/* (e) */
 		done[h] = done[h] + m;
 		m = 0;
-		inhand[h] = inhand[h] - n;
-		PERFORM(h, n);
-		st = LEAVE			/* swait_head_spilled */
+		st = SPWAKE
 	   }
+	:: atomic {	/* swait_head_spilled: post the wake (walks) */
+		st == SPWAKE ->
+		ALIVE(h);			/* (e) */
+		st = LEAVE
+	   }
+#ifdef MUTANT_SPILL_UNCOUNTED
+	:: atomic { st == SPILLX -> ALIVE(h); done[h] = done[h] + m; m = 0;
+		    st = SPWAKEX }
+	:: atomic { st == SPWAKEX -> ALIVE(h); st = END }
+#endif
 #endif
 #ifdef MUTANT_POST_NONATOMIC
 	:: atomic { st == NALOAD -> ALIVE(h); v = LOADED(h); st = NASTORE }
@@ -540,7 +560,10 @@ inline handler(t, lv, N)
 				m = 0;
 				VISIBLE(h);
 				st = RET
-#ifndef MUTANT_PI_FULL_WAITS
+#if defined(MUTANT_SPILL_UNCOUNTED)
+			:: REFS(h) != 0 && POSTS(h) >= CAP ->
+				depth[t]++; st = SPILLX	/* not counted */
+#elif !defined(MUTANT_PI_FULL_WAITS)
 			:: REFS(h) != 0 && POSTS(h) >= CAP ->
 				walks[h]++; depth[t]++; st = SPILL
 #else
@@ -575,7 +598,8 @@ active proctype D()
 
 end_idle:
 	atomic {
-		DESTROY && calls[DH] > 0 && hret[DH] == calls[DH] &&
+		DESTROY && calls[DH] > 0 &&
+		(hret[DH] == calls[DH] || done[DH] == calls[DH]) &&
 		taking[DH] == 0 ->
 		closing[DH] = 1;
 		h = DH;
