@@ -171,8 +171,8 @@
  * handler that finds that many adds its event to the completion itself and
  * posts only the wake, so it never waits.  On an ordinary head 16,777,215
  * may be pending, and a handler that finds that many waits for the holder
- * to take them: out of reach of a program whose threads make progress
- * (swait(7), Limits).
+ * to take them, for good only if the holder's thread is stuck in its own
+ * handlers: 16,777,216 of them back to back in one hold (swait(7), Limits).
  * swait_active() and swait_has_sleeper() are async-signal-safe too (a
  * load, and a barrier: no lock, no system call).
  * The other calls are not async-signal-safe.
