@@ -161,6 +161,11 @@
  *                           not fit waits for room instead of spilling
  *  MUTANT_SPILL_UNCOUNTED   (PI=1, CAP=1) a full post spills without
  *                           counting itself in REFS
+ *  MUTANT_PI_LEAVER_TAKES_FIRST  (PI=1) the last one out takes the posts
+ *                           off the word before it takes the lock again
+ *                           (the order before b93bc72): they are on no
+ *                           head while it waits, where a completion's
+ *                           check misses them (VISIBLE)
  */
 
 #ifndef LOOPS
@@ -342,6 +347,10 @@ inline hold(c, h, lv)
 #ifndef MUTANT_PI_LEAVER_NO_RECHECK
 		:: POSTS(h) > 0 && REFS(h) == 1 ->	/* posted meanwhile */
 			/* the lock again; the posts stay in the word */
+#ifdef MUTANT_PI_LEAVER_TAKES_FIRST
+			n = POSTS(h);		/* the old order: take them */
+			walks[h] = 1;
+#endif
 			if
 			:: depth[c] <= 1 -> st = RELOCK	/* may wait */
 			:: else -> st = LTRY
@@ -361,14 +370,29 @@ inline hold(c, h, lv)
 		assert(depth[c] == 1);
 		ALIVE(h);
 		pw[h] = OWNER(c);
+#ifdef MUTANT_PI_LEAVER_TAKES_FIRST
+		PERFORM(h, n);
+#endif
 		st = REL
 	   }
 	:: atomic {	/* drop_ref's trylock, in a handler */
 		st == LTRY ->
 		ALIVE(h);
 		if
-		:: pw[h] == 0 -> pw[h] = OWNER(c); st = REL
-		:: else -> st = LEAVE	/* a newcomer has it: look again */
+		:: pw[h] == 0 ->
+			pw[h] = OWNER(c);
+#ifdef MUTANT_PI_LEAVER_TAKES_FIRST
+			PERFORM(h, n);
+#endif
+			st = REL
+		:: else ->
+			/*
+			 * A newcomer has it, and so is counted: the look
+			 * again leaves (no endless LTRY-LEAVE loop, which
+			 * a safety search would not report).
+			 */
+			assert(REFS(h) >= 2);
+			st = LEAVE
 		fi
 	   }
 	:: atomic {	/* pi_take_or_hand_over: swait_pi_trylock */

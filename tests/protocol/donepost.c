@@ -397,14 +397,7 @@ static void free_pi(void **state)
 /* ----------------------------------------------------------- last_out */
 
 static __thread bool is_leaver;
-static int leave_armed, last_out_armed, looker_tid, looked;
-
-/* The lock word of a PI head: the owner's thread id (FUTEX_TID_MASK). */
-static int pi_owner(const struct swait_head *h)
-{
-	return (int)(__atomic_load_n(&h->lock, __ATOMIC_RELAXED) &
-		     0x3fffffffu);
-}
+static int leave_armed, last_out_armed, looked;
 
 static void leaving_hook(struct swait_head *h, bool last_out)
 {
@@ -421,11 +414,14 @@ static void leaving_hook(struct swait_head *h, bool last_out)
 	if (last_out && __atomic_exchange_n(&last_out_armed, 0,
 					    __ATOMIC_ACQ_REL)) {
 		/*
-		 * Until the looker holds the lock we are about to take, or
-		 * has looked (it need not wait for us), at most 5 s.
+		 * Until the looker has performed the post (it took the free
+		 * lock first and found it), or has looked and answered
+		 * without waiting for us (the old order), at most 5 s.  Not
+		 * until it holds the lock: once it saw the event it waits
+		 * for us to leave, holding the lock only now and then.
 		 */
 		flag_set(&in_window, 1);
-		while (pi_owner(h) != flag_get(&looker_tid) &&
+		while (__atomic_load_n(&comp.done, __ATOMIC_RELAXED) == 0 &&
 		       !flag_get(&looked) &&
 		       tu_now_ns() - t0 < 5000000000LL)
 			sched_yield();
@@ -446,7 +442,6 @@ static void *leaver(void *arg)
 static void last_out_pi(void **state)
 {
 	(void)state;
-	flag_set(&looker_tid, (int)tu_gettid());
 	__atomic_store_n(&swait_hook_leaving, leaving_hook, __ATOMIC_RELEASE);
 	for (int i = 0; i < 20; i++) {
 		pthread_t t;
@@ -469,6 +464,87 @@ static void last_out_pi(void **state)
 		assert_int_equal(swait_head_destroy(&comp.wait), 0);
 	}
 	__atomic_store_n(&swait_hook_leaving, NULL, __ATOMIC_RELEASE);
+}
+
+/* -------------------------------------------------------- last_out_busy */
+
+/*
+ * The last one out in a handler (it may not wait, L4) finds the lock taken
+ * by a newcomer between its look and its trylock: it must leave the post
+ * to the newcomer's release, not spin or drop it.  Main's hold of other
+ * is interrupted by H1, which completes comp (PI) itself: REFS 0 -> 1,
+ * the lock is free, taken.  Its release unlocks; in drop_ref a nested H2
+ * posts a second complete (REFS 1: H1); H1 is then the last one out with a
+ * post, and the newcomer N takes the lock before H1's trylock.
+ */
+static __thread bool is_main_h1;
+static int nest_armed, newcomer_armed, newcomer_go, nested_ran;
+
+static void on_usr2(int sig)
+{
+	(void)sig;
+	swait_complete(&comp);		/* H2: posted to H1's REFS */
+	flag_set(&nested_ran, 1);
+}
+
+static void busy_leaving_hook(struct swait_head *h, bool last_out)
+{
+	if (!is_main_h1 || h != &comp.wait)
+		return;
+	if (!last_out && __atomic_exchange_n(&nest_armed, 0,
+					     __ATOMIC_ACQ_REL)) {
+		raise(SIGUSR2);		/* H1 unlocked, still counted */
+		return;
+	}
+	if (last_out && __atomic_exchange_n(&newcomer_armed, 0,
+					    __ATOMIC_ACQ_REL)) {
+		flag_set(&newcomer_go, 1);
+		(void)wait_flag(&holding);	/* N holds comp now */
+	}
+}
+
+static void *newcomer(void *arg)
+{
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+
+	(void)arg;
+	is_holder = true;		/* locked_hook: hold until H1 ran */
+	(void)wait_flag(&newcomer_go);
+	swait_prepare(&comp.wait, &w);
+	swait_finish(&comp.wait, &w);
+	return NULL;
+}
+
+static void last_out_busy_pi(void **state)
+{
+	(void)state;
+	assert_int_equal(tu_signal_handler(SIGUSR2, on_usr2, 0, NULL), 0);
+	__atomic_store_n(&swait_hook_leaving, busy_leaving_hook,
+			 __ATOMIC_RELEASE);
+	is_main_h1 = true;
+	for (int i = 0; i < 20; i++) {
+		pthread_t t;
+
+		swait_completion_init(&comp);
+		swait_head_init_pi(&comp.wait);
+		swait_head_init(&other);
+		holding = handler_ran = nested_ran = newcomer_go = 0;
+		nest_armed = newcomer_armed = 1;
+		assert_int_equal(pthread_create(&t, NULL, newcomer, NULL), 0);
+		complete_from_handler();	/* H1, then H2 inside it */
+		assert_true(flag_get(&handler_ran));
+		assert_true(flag_get(&nested_ran));
+		assert_true(flag_get(&holding));	/* N had it */
+		assert_int_equal(pthread_join(t, NULL), 0);
+		/* H1's complete, and H2's, performed by N's release. */
+		assert_true(swait_completion_try_wait(&comp));
+		assert_true(swait_completion_try_wait(&comp));
+		assert_false(swait_completion_try_wait(&comp));
+		assert_int_equal(swait_head_destroy(&comp.wait), 0);
+	}
+	is_main_h1 = false;
+	__atomic_store_n(&swait_hook_leaving, NULL, __ATOMIC_RELEASE);
+	signal(SIGUSR2, SIG_DFL);
 }
 
 /* -------------------------------------------------------------- spill */
@@ -584,6 +660,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(walk_pi, setup, teardown),
 		cmocka_unit_test_setup_teardown(free_pi, setup, teardown),
 		cmocka_unit_test_setup_teardown(last_out_pi, setup, teardown),
+		cmocka_unit_test_setup_teardown(last_out_busy_pi, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(spill_pi, setup, teardown),
 	};
 
