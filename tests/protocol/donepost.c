@@ -518,6 +518,14 @@ static void *newcomer(void *arg)
 static void last_out_busy_pi(void **state)
 {
 	(void)state;
+#ifdef __SANITIZE_THREAD__
+	/*
+	 * TSan holds a signal raised inside a handler back to its own safe
+	 * points, which may come after H1 has left: then nothing nests and
+	 * no newcomer is waited for (seen once in a soak).
+	 */
+	skip();
+#endif
 	assert_int_equal(tu_signal_handler(SIGUSR2, on_usr2, 0, NULL), 0);
 	__atomic_store_n(&swait_hook_leaving, busy_leaving_hook,
 			 __ATOMIC_RELEASE);
