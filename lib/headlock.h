@@ -116,9 +116,10 @@ enum swait_released swait_head_try_release(struct swait_head *head,
 
 /*
  * L6, after SWAIT_FULL: the caller, counted in REFS without the lock, has
- * added posted's completes (and complete_all) to the completion.  This posts the wakes that go with them, which always fit
- * (one wake_one; more make a wake_all), and leaves REFS as a leaver does;
- * what that returns is as for swait_head_try_release(), *posted reused.
+ * added posted's completes (and complete_all) to the completion.  This
+ * posts the wakes that go with them, which always fit (one wake_one; more
+ * make a wake_all), and leaves REFS as a leaver does; what that returns
+ * is as for swait_head_try_release(), *posted reused.
  */
 enum swait_released swait_head_spilled(struct swait_head *head,
 				       struct swait_posted *posted);

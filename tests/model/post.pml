@@ -38,9 +38,10 @@
  * has returned (the posts too: returning is what a post does), or once
  * every one is in done (a completion's only waiter, having consumed every
  * event, frees it: lib/completion.c), and no thread is waiting to take
- * it; from then on nobody starts a call on DH (ghost closing).  A thread may still be inside its hold of DH, with
- * posts to perform: the hold of a completer whose complete the destroyer
- * has seen, which L3 says ends with its release.  D takes the lock (at
+ * it; from then on nobody starts a call on DH (ghost closing).  A thread
+ * may still be inside its hold of DH, with posts to perform: the hold of a
+ * completer whose complete the destroyer has seen, which L3 says ends with
+ * its release.  D takes the lock (at
  * depth 0, so it may wait), checks that nothing is pending, releases, and
  * marks DH destroyed (ghost): any later access to DH's words or count by
  * anyone is an error.
