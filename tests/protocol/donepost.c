@@ -115,6 +115,9 @@ static struct swait_head other;
 static void (*real_sink)(struct swait_head *, uint32_t, bool);
 static int sink_armed, in_window, holding, other_armed, handler_ran;
 static __thread bool is_holder;
+/* The head holder() keeps, until the flag held_until is set. */
+static struct swait_head *held;
+static int *held_until;
 
 /* The spill case's: completes from one handler, past the posted count. */
 #define SPILL_MANY 2048
@@ -158,9 +161,9 @@ static void locked_hook(struct swait_head *h)
 		pthread_kill(pthread_self(), SIGUSR1);
 		return;
 	}
-	if (h == &comp.wait && is_holder && !flag_get(&holding)) {
+	if (h == held && is_holder && !flag_get(&holding)) {
 		flag_set(&holding, 1);
-		(void)wait_flag(&handler_ran);
+		(void)wait_flag(held_until);
 	}
 }
 
@@ -170,8 +173,8 @@ static void *holder(void *arg)
 
 	(void)arg;
 	is_holder = true;
-	swait_prepare(&comp.wait, &w);	/* the hook keeps the hold */
-	swait_finish(&comp.wait, &w);
+	swait_prepare(held, &w);	/* the hook keeps the hold */
+	swait_finish(held, &w);
 	return NULL;
 }
 
@@ -196,6 +199,8 @@ static void taken_case(bool pi)
 			swait_head_init_pi(&comp.wait);
 		swait_head_init(&other);
 		holding = in_window = handler_ran = looking = 0;
+		held = &comp.wait;
+		held_until = &handler_ran;
 		sink_armed = 1;
 		assert_int_equal(pthread_create(&t, NULL, holder, NULL), 0);
 		assert_true(wait_flag(&holding));
@@ -503,16 +508,11 @@ static void busy_leaving_hook(struct swait_head *h, bool last_out)
 	}
 }
 
+/* A holder of comp (until H1 ran) that comes when H1 calls it. */
 static void *newcomer(void *arg)
 {
-	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
-
-	(void)arg;
-	is_holder = true;		/* locked_hook: hold until H1 ran */
 	(void)wait_flag(&newcomer_go);
-	swait_prepare(&comp.wait, &w);
-	swait_finish(&comp.wait, &w);
-	return NULL;
+	return holder(arg);
 }
 
 static void last_out_busy_pi(void **state)
@@ -537,6 +537,8 @@ static void last_out_busy_pi(void **state)
 		swait_head_init_pi(&comp.wait);
 		swait_head_init(&other);
 		holding = handler_ran = nested_ran = newcomer_go = 0;
+		held = &comp.wait;
+		held_until = &handler_ran;
 		nest_armed = newcomer_armed = 1;
 		assert_int_equal(pthread_create(&t, NULL, newcomer, NULL), 0);
 		complete_from_handler();	/* H1, then H2 inside it */
@@ -556,35 +558,6 @@ static void last_out_busy_pi(void **state)
 }
 
 /* -------------------------------------------------------------- spill */
-
-static __thread bool is_spill_holder;
-static int spill_holding;
-
-static void spill_hold_hook(struct swait_head *h)
-{
-	if (h == &other && __atomic_exchange_n(&other_armed, 0,
-					       __ATOMIC_ACQ_REL)) {
-		pthread_kill(pthread_self(), SIGUSR1);	/* depth 1: posts */
-		return;
-	}
-	/* Hold until the handler has filled the count and spilled. */
-	if (is_spill_holder && h == &mapped->wait &&
-	    !flag_get(&spill_holding)) {
-		flag_set(&spill_holding, 1);
-		(void)wait_flag(&spilled);
-	}
-}
-
-static void *spill_holder(void *arg)
-{
-	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
-
-	(void)arg;
-	is_spill_holder = true;
-	swait_prepare(&mapped->wait, &w);
-	swait_finish(&mapped->wait, &w);
-	return NULL;
-}
 
 static void *spilling(void *arg)
 {
@@ -612,8 +585,6 @@ static void spill_pi(void **state)
 	(void)state;
 	page_size = (size_t)sysconf(_SC_PAGESIZE);
 	assert_int_equal(tu_signal_handler(SIGSEGV, on_segv, 0, NULL), 0);
-	__atomic_store_n(&swait_hook_head_locked, spill_hold_hook,
-			 __ATOMIC_RELEASE);
 	for (int i = 0; i < 10; i++) {
 		pthread_t h, s, w;
 
@@ -624,11 +595,13 @@ static void spill_pi(void **state)
 		swait_completion_init(mapped);
 		swait_head_init_pi(&mapped->wait);
 		swait_head_init(&other);
-		spill_holding = spilled = looking = handler_ran = 0;
+		holding = spilled = looking = handler_ran = 0;
+		/* Held until the handler has filled the count and spilled. */
+		held = &mapped->wait;
+		held_until = &spilled;
 		spill_armed = 1;
-		assert_int_equal(pthread_create(&h, NULL, spill_holder, NULL),
-				 0);
-		assert_true(wait_flag(&spill_holding));
+		assert_int_equal(pthread_create(&h, NULL, holder, NULL), 0);
+		assert_true(wait_flag(&holding));
 		assert_int_equal(pthread_create(&s, NULL, spilling, NULL), 0);
 		assert_true(wait_flag(&spilled));
 		/* The holder's release performs the 2,047 posted. */
@@ -640,8 +613,6 @@ static void spill_pi(void **state)
 		assert_int_equal(pthread_join(s, NULL), 0);
 		assert_true(flag_get(&handler_ran));
 	}
-	__atomic_store_n(&swait_hook_head_locked, locked_hook,
-			 __ATOMIC_RELEASE);
 	signal(SIGSEGV, SIG_DFL);
 }
 
