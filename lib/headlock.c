@@ -473,7 +473,10 @@ enum swait_took swait_head_lock_or_post(struct swait_head *h,
 				/*
 				 * L6: full.  Whoever must empty the count may
 				 * be interrupted by a handler waiting for us:
-				 * count ourselves and spill instead.
+				 * count ourselves and spill instead.  Relaxed:
+				 * spill()'s release fence orders this count
+				 * before the event it adds to done, for the
+				 * waiter's acquire load (lib/completion.c).
 				 */
 				if (__atomic_compare_exchange_n(&h->walks, &v,
 						v + 1, false, __ATOMIC_RELAXED,
