@@ -237,9 +237,11 @@ void window_counts_per_op(struct window_counts *c, double ops);
  * The measured window of prodcons, contention and mostlybusy, run by the
  * main thread while the trial's threads work: a warm-up of window / 10 ns,
  * then *measuring set for window ns.  Returns the window's length as the
- * clock measured it, in seconds.
+ * clock measured it, in seconds, and in *cpu_ns the CPU time the process
+ * used during it (its threads; the main thread only sleeps there), which
+ * the scenario divides by the window's operations.
  */
-double window_run(int *measuring, uint64_t window);
+double window_run(int *measuring, uint64_t window, double *cpu_ns);
 
 /* "same" or "split" for two threads' counts; "migrated" otherwise. */
 const char *regime_of(const struct tcount *a, const struct tcount *b);

@@ -453,17 +453,20 @@ void window_counts_per_op(struct window_counts *c, double ops)
 	c->tp_wait = ops > 0 ? c->tp_wait / ops : NAN;
 }
 
-double window_run(int *measuring, uint64_t window)
+double window_run(int *measuring, uint64_t window, double *cpu_ns)
 {
 	struct timespec warm = ns_to_ts(window / 10);
 	struct timespec win = ns_to_ts(window);
 	uint64_t t0, t1;
+	double c0;
 
 	nanosleep(&warm, NULL);
 	__atomic_store_n(measuring, 1, __ATOMIC_RELAXED);
 	t0 = now_ns();
+	c0 = cpu_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 	nanosleep(&win, NULL);
 	__atomic_store_n(measuring, 0, __ATOMIC_RELAXED);
+	*cpu_ns = cpu_clock_ns(CLOCK_PROCESS_CPUTIME_ID) - c0;
 	t1 = now_ns();
 	return (double)(t1 - t0) / 1e9;
 }

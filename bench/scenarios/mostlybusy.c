@@ -183,6 +183,7 @@ static void *mb_worker(void *arg)
 /* What one trial measured. */
 struct mb_result {
 	double per_s, waits;
+	double cpu;		/* the window's CPU per item, ns */
 	struct window_counts c;	/* per item */
 	long items;
 	const char *regime;
@@ -193,7 +194,7 @@ static void mb_trial(struct mb *q, struct mb_worker *ws, pthread_t *tid,
 		     uint64_t window, struct mb_result *r)
 {
 	const struct tcount **tc;
-	double items = 0, waits = 0, secs;
+	double items = 0, waits = 0, secs, cpu_ns;
 	struct window_counts c = { 0 };
 	pthread_t prod;
 
@@ -208,7 +209,7 @@ static void mb_trial(struct mb *q, struct mb_worker *ws, pthread_t *tid,
 		tid[i] = spawn(mb_worker, &ws[i], place_cpu(false));
 	}
 	prod = spawn(mb_producer, q, place_cpu(true));
-	secs = window_run(&q->measuring, window);
+	secs = window_run(&q->measuring, window, &cpu_ns);
 	__atomic_store_n(&q->stop, 1, __ATOMIC_RELAXED);
 	pthread_join(prod, NULL);
 	for (int i = 0; i < q->nw; i++)
@@ -233,6 +234,7 @@ static void mb_trial(struct mb *q, struct mb_worker *ws, pthread_t *tid,
 	free(tc);
 	r->items = (long)items;
 	r->per_s = items / secs;
+	r->cpu = items > 0 ? cpu_ns / items : NAN;
 	r->waits = items > 0 ? waits / items : NAN;
 	window_counts_per_op(&c, items);
 	r->c = c;
@@ -370,7 +372,7 @@ static const char *membarrier_register(void)
 static void mb_add(const char *metric, const char *unit, const char *series,
 		   const struct mb_mech *m, int rep, const char *regime,
 		   double *v, size_t n, double csw, double fwake,
-		   double fwait)
+		   double fwait, double cpu)
 {
 	struct trial t;
 
@@ -387,6 +389,8 @@ static void mb_add(const char *metric, const char *unit, const char *series,
 	t.csw = csw;
 	t.fwake = fwake;
 	t.fwait = fwait;
+	t.cpu = cpu;
+	t.cpu_known = true;
 	trial_add(&t);
 }
 
@@ -459,17 +463,18 @@ void run_mostlybusy(void)
 				fs = r.c.fwait;
 			}
 			mb_add("throughput", "items/s", series, m, rep,
-			       r.regime, one(r.per_s), 1, r.c.csw, fw, fs);
+			       r.regime, one(r.per_s), 1, r.c.csw, fw, fs,
+			       r.cpu);
 			if (q->npush)
 				mb_add("push_wake", "ns", series, m, rep,
 				       r.regime, q->push_ns, q->npush, NAN,
-				       NAN, NAN);
+				       NAN, NAN, NAN);
 			else
 				free(q->push_ns);
 			if (!isnan(r.waits))
 				mb_add("empty_waits", "fraction", series, m,
 				       rep, r.regime, one(r.waits), 1, NAN,
-				       NAN, NAN);
+				       NAN, NAN, NAN);
 			if (!strcmp(m->name, "swait-asym")) {
 				progress("mostlybusy: rep %d/%d membarrier",
 					 rep + 1, opt.reps);

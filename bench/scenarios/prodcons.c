@@ -138,7 +138,7 @@ void run_prodcons(void)
 	for (int rep = 0; rep < opt.reps && nsel; rep++) {
 		for (size_t k = 0; k < nsel; k++) {
 			const struct mech *m = sel[(k + (size_t)rep) % nsel];
-			double secs;
+			double secs, cpu_ns;
 			double sum = 0, sq = 0, *v, *fair;
 			struct trial t;
 
@@ -161,7 +161,7 @@ void run_prodcons(void)
 				tp[i] = spawn(producer, &ws[nc + i],
 					      place_cpu(true));
 			}
-			secs = window_run(&q->measuring, window);
+			secs = window_run(&q->measuring, window, &cpu_ns);
 			__atomic_store_n(&q->stop, 1, __ATOMIC_RELAXED);
 			for (int i = 0; i < np; i++)
 				pthread_join(tp[i], NULL);
@@ -191,10 +191,14 @@ void run_prodcons(void)
 			t.v = v;
 			t.n = 1;
 			t.csw = t.fwake = t.fwait = NAN;
+			/* Per item, over the window. */
+			t.cpu = sum > 0 ? cpu_ns / sum : NAN;
+			t.cpu_known = true;
 			trial_add(&t);
 			t.metric = "fairness";
 			t.unit = "index";
 			t.v = fair;
+			t.cpu = NAN;
 			trial_add(&t);
 		}
 	}

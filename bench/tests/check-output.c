@@ -224,11 +224,30 @@ static void check_series(const char *where, size_t row, const char *scenario,
 
 /* ------------------------------------------------------------------- CSV */
 
+/*
+ * CPU per operation on a throughput row (unit items/s) cannot exceed what
+ * the machine's CPUs give in the time one operation takes: cpu_ns_per_op
+ * times items per second is at most vcpus seconds of CPU per second.  The
+ * column is a mean over repetitions and the rate a median, so a factor of
+ * 4 is allowed; a CPU time not divided by the operations (the whole
+ * trial's, as swait-bench once printed for prodcons, contention and
+ * mostlybusy) is off by the thousands.
+ */
+static void check_cpu(const char *where, size_t row, const char *unit,
+		      double rate, double cpu, int vcpus)
+{
+	if (strcmp(unit, "items/s") || vcpus < 1 || rate <= 0)
+		return;
+	if (!(cpu > 0) || cpu * rate > 4.0 * vcpus * 1e9)
+		fail("%s %zu: cpu_ns_per_op %g at %g items/s is more CPU than "
+		     "%d vCPUs give", where, row, cpu, rate, vcpus);
+}
+
 static void check_csv(char *text, unsigned *seen)
 {
 	char *line, *save = NULL;
 	bool header = false, load_line = false;
-	int rows = 0, lineno = 0;
+	int rows = 0, lineno = 0, vcpus = 0;
 
 	for (line = strtok_r(text, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
@@ -241,6 +260,8 @@ static void check_csv(char *text, unsigned *seen)
 		if (line[0] == '#') {
 			if (header)
 				fail("csv: comment after the column line");
+			if (!strncmp(line, "# vcpus: ", 9))
+				vcpus = atoi(line + 9);
 			if (!strncmp(line, "# load: ", 8)) {
 				load_line = true;
 				if (strcmp(line + 8, "none") &&
@@ -306,6 +327,9 @@ static void check_csv(char *text, unsigned *seen)
 		if (*f[9] && *f[11] && *f[14] &&
 		    !(atof(f[9]) <= atof(f[11]) && atof(f[11]) <= atof(f[14])))
 			fail("csv: line %d: median <= p99 <= max fails", lineno);
+		if (*f[9] && *f[NCOLS - 1])
+			check_cpu("csv: line", (size_t)lineno, f[2], atof(f[9]),
+				  atof(f[NCOLS - 1]), vcpus);
 	}
 	if (!load_line)
 		fail("csv: no '# load: ' header line");
@@ -453,7 +477,7 @@ static void check_json(const char *text, unsigned *seen)
 		"load_before", "load_after", "started", "futex_counts",
 	};
 	struct jv root;
-	const struct jv *h, *res, *x, *l;
+	const struct jv *h, *res, *x, *l, *cpu, *vcpus = NULL;
 
 	jp = text;
 	if (!parse_value(&root)) {
@@ -484,8 +508,11 @@ static void check_json(const char *text, unsigned *seen)
 			if (!(x = get(h, hdr_str[i])) || x->t != J_STR)
 				fail("json: header.%s is not a string",
 				     hdr_str[i]);
-		if (!(x = get(h, "vcpus")) || x->t != J_NUM || x->num < 1)
+		if (!(vcpus = get(h, "vcpus")) || vcpus->t != J_NUM ||
+		    vcpus->num < 1) {
 			fail("json: header.vcpus is not a count");
+			vcpus = NULL;
+		}
 		if (!(x = get(h, "reps")) || x->t != J_NUM || x->num < 1)
 			fail("json: header.reps is not a count");
 		if (!(x = get(h, "cpus")) || x->t != J_ARR || x->n != 2)
@@ -555,6 +582,13 @@ static void check_json(const char *text, unsigned *seen)
 		l = get(r, "series");
 		if (x && x->t == J_STR && l && l->t == J_STR)
 			check_series("json: results", i, x->str, l->str);
+		x = get(r, "unit");
+		l = get(r, "median");
+		cpu = get(r, "cpu_ns_per_op");
+		if (x && x->t == J_STR && l && l->t == J_NUM && cpu &&
+		    cpu->t == J_NUM && vcpus)
+			check_cpu("json: results", i, x->str, l->num,
+				  cpu->num, (int)vcpus->num);
 	}
 }
 
