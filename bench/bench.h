@@ -227,6 +227,7 @@ void where_stop(struct where *w);
 /* A trial's counts over the measured window, summed over its threads. */
 struct window_counts {
 	double csw, fwake, fwait, tp_wake, tp_wait;
+	double cpu;	/* ns: each thread's own CPU clock over its window */
 };
 /* Add w's counts, if its thread saw the window (else it did nothing in it). */
 void window_counts_add(struct window_counts *c, const struct where *w);
@@ -237,11 +238,9 @@ void window_counts_per_op(struct window_counts *c, double ops);
  * The measured window of prodcons, contention and mostlybusy, run by the
  * main thread while the trial's threads work: a warm-up of window / 10 ns,
  * then *measuring set for window ns.  Returns the window's length as the
- * clock measured it, in seconds, and in *cpu_ns the CPU time the process
- * used during it (its threads; the main thread only sleeps there), which
- * the scenario divides by the window's operations.
+ * clock measured it, in seconds.
  */
-double window_run(int *measuring, uint64_t window, double *cpu_ns);
+double window_run(int *measuring, uint64_t window);
 
 /* "same" or "split" for two threads' counts; "migrated" otherwise. */
 const char *regime_of(const struct tcount *a, const struct tcount *b);

@@ -112,6 +112,11 @@ void counts_set(const char *scenario, const char *series, const char *mech,
 	counted[ncounted].fwake = fwake;
 	counted[ncounted].fwait = fwait;
 	ncounted++;
+	/*
+	 * A counting run spawns threads but adds no trial: the next trial
+	 * must take its own CPU mark, not inherit this run's.
+	 */
+	trial_cpu_stale = true;
 }
 
 void scenario_refs(const char *scenario, const char *ref1, const char *ref2)

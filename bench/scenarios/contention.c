@@ -98,7 +98,6 @@ static void *ct_waiter(void *arg)
 /* What one trial measured. */
 struct ct_result {
 	double per_s, fairness;
-	double cpu;		/* the window's CPU per handoff, ns */
 	struct window_counts c;	/* per handoff */
 	long handoffs;
 	const char *regime;
@@ -115,7 +114,7 @@ static void ct_trial(struct ct *q, struct ct_thread *ts, pthread_t *tid,
 	const struct tcount **tc;
 	double sum = 0, sq = 0;
 	struct window_counts c = { 0 };
-	double secs, cpu_ns;
+	double secs;
 
 	rt_window_keeper(true);
 	q->items = chan_new(m);
@@ -132,7 +131,7 @@ static void ct_trial(struct ct *q, struct ct_thread *ts, pthread_t *tid,
 		tid[i] = spawn(ct_waiter, &ts[i], place_cpu(false));
 	for (int i = 0; i < nw; i++)
 		tid[i] = spawn(ct_waker, &ts[i], place_cpu(true));
-	secs = window_run(&q->measuring, window, &cpu_ns);
+	secs = window_run(&q->measuring, window);
 	__atomic_store_n(&q->stop, 1, __ATOMIC_RELAXED);
 	for (int i = 0; i < nw; i++)
 		pthread_join(tid[i], NULL);
@@ -162,7 +161,6 @@ static void ct_trial(struct ct *q, struct ct_thread *ts, pthread_t *tid,
 	free(tc);
 	r->handoffs = (long)sum;
 	r->per_s = sum / secs;
-	r->cpu = sum > 0 ? cpu_ns / sum : NAN;
 	r->fairness = sq > 0 ? sum * sum / ((double)ns * sq) : NAN;
 	window_counts_per_op(&c, sum);
 	r->c = c;
@@ -232,7 +230,7 @@ static void ct_add(const char *metric, const char *unit, const char *series,
 	t.n = 1;
 	t.csw = counts ? r->c.csw : NAN;
 	/* The throughput row's; the fairness row has none of its own. */
-	t.cpu = counts ? r->cpu : NAN;
+	t.cpu = counts ? r->c.cpu : NAN;
 	t.cpu_known = true;
 	t.fwake = t.fwait = NAN;
 	if (counts && m->own_futex_count) {

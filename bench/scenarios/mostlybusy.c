@@ -183,7 +183,6 @@ static void *mb_worker(void *arg)
 /* What one trial measured. */
 struct mb_result {
 	double per_s, waits;
-	double cpu;		/* the window's CPU per item, ns */
 	struct window_counts c;	/* per item */
 	long items;
 	const char *regime;
@@ -194,7 +193,7 @@ static void mb_trial(struct mb *q, struct mb_worker *ws, pthread_t *tid,
 		     uint64_t window, struct mb_result *r)
 {
 	const struct tcount **tc;
-	double items = 0, waits = 0, secs, cpu_ns;
+	double items = 0, waits = 0, secs;
 	struct window_counts c = { 0 };
 	pthread_t prod;
 
@@ -209,7 +208,7 @@ static void mb_trial(struct mb *q, struct mb_worker *ws, pthread_t *tid,
 		tid[i] = spawn(mb_worker, &ws[i], place_cpu(false));
 	}
 	prod = spawn(mb_producer, q, place_cpu(true));
-	secs = window_run(&q->measuring, window, &cpu_ns);
+	secs = window_run(&q->measuring, window);
 	__atomic_store_n(&q->stop, 1, __ATOMIC_RELAXED);
 	pthread_join(prod, NULL);
 	for (int i = 0; i < q->nw; i++)
@@ -234,7 +233,6 @@ static void mb_trial(struct mb *q, struct mb_worker *ws, pthread_t *tid,
 	free(tc);
 	r->items = (long)items;
 	r->per_s = items / secs;
-	r->cpu = items > 0 ? cpu_ns / items : NAN;
 	r->waits = items > 0 ? waits / items : NAN;
 	window_counts_per_op(&c, items);
 	r->c = c;
@@ -342,6 +340,10 @@ static void mp_trial(int nw, unsigned long spin, int rep, const char *series)
 	t.v = p.v;
 	t.n = (size_t)p.batches;
 	t.csw = t.fwake = t.fwait = NAN;
+	/* The measuring thread's own, per call (a sample is MP_BATCH). */
+	t.cpu = p.batches > 0 ?
+		p.tc[0].cpu_ns / ((double)p.batches * MP_BATCH) : NAN;
+	t.cpu_known = true;
 	trial_add(&t);
 	free(a);
 	free(tid);
@@ -464,7 +466,7 @@ void run_mostlybusy(void)
 			}
 			mb_add("throughput", "items/s", series, m, rep,
 			       r.regime, one(r.per_s), 1, r.c.csw, fw, fs,
-			       r.cpu);
+			       r.c.cpu);
 			if (q->npush)
 				mb_add("push_wake", "ns", series, m, rep,
 				       r.regime, q->push_ns, q->npush, NAN,

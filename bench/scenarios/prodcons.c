@@ -138,8 +138,9 @@ void run_prodcons(void)
 	for (int rep = 0; rep < opt.reps && nsel; rep++) {
 		for (size_t k = 0; k < nsel; k++) {
 			const struct mech *m = sel[(k + (size_t)rep) % nsel];
-			double secs, cpu_ns;
+			double secs;
 			double sum = 0, sq = 0, *v, *fair;
+			struct window_counts wc = { 0 };
 			struct trial t;
 
 			progress("prodcons: rep %d/%d %s", rep + 1, opt.reps,
@@ -161,7 +162,7 @@ void run_prodcons(void)
 				tp[i] = spawn(producer, &ws[nc + i],
 					      place_cpu(true));
 			}
-			secs = window_run(&q->measuring, window, &cpu_ns);
+			secs = window_run(&q->measuring, window);
 			__atomic_store_n(&q->stop, 1, __ATOMIC_RELAXED);
 			for (int i = 0; i < np; i++)
 				pthread_join(tp[i], NULL);
@@ -176,6 +177,9 @@ void run_prodcons(void)
 				sum += (double)q->counts[i];
 				sq += (double)q->counts[i] * (double)q->counts[i];
 			}
+			for (int i = 0; i < nc + np; i++)
+				window_counts_add(&wc, &ws[i].where);
+			window_counts_per_op(&wc, sum);
 			v = alloc_samples(1);
 			fair = alloc_samples(1);
 			v[0] = sum / secs;
@@ -192,7 +196,7 @@ void run_prodcons(void)
 			t.n = 1;
 			t.csw = t.fwake = t.fwait = NAN;
 			/* Per item, over the window. */
-			t.cpu = sum > 0 ? cpu_ns / sum : NAN;
+			t.cpu = wc.cpu;
 			t.cpu_known = true;
 			trial_add(&t);
 			t.metric = "fairness";
