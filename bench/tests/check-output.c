@@ -226,16 +226,20 @@ static void check_series(const char *where, size_t row, const char *scenario,
 
 /*
  * CPU per operation on a throughput row (unit items/s) that did work: a
- * positive number, and no more than the machine's CPUs give in the time
- * one operation takes.  In repetition i, cpu_i <= vcpus x 1e9 / rate_i,
- * so the column's mean over repetitions times the smallest rate is at
- * most vcpus x 1e9.  With one or two repetitions (the CI's) the median is
- * that smallest rate (nearest rank), and the bound holds, with a factor of
- * 2 for the threads' windows, which open and close a little after the
- * main thread's; with more, a median says nothing about the smallest, so
- * only the presence is checked.  A CPU time not divided by the
- * operations (the whole trial's, as swait-bench once printed for
- * prodcons, contention and mostlybusy) is off by the thousands.
+ * positive number, and not far beyond what the machine's CPUs give in the
+ * time one operation takes.  If every thread's count stayed inside the
+ * window, repetition i would have cpu_i <= vcpus x 1e9 / rate_i, and the
+ * column's mean over repetitions times the smallest rate would be at most
+ * vcpus x 1e9; with one or two repetitions (the CI's) the median is that
+ * smallest rate (nearest rank).  But a thread counts from its first
+ * operation that sees the window open to its first that sees it closed,
+ * and on a loaded machine that span can outlast the window: CI with its
+ * second lane saw 4.4 x vcpus.  So the bound allows 50 x vcpus, ten times
+ * that, and still catches a CPU time not divided by the operations (the
+ * whole trial's, as swait-bench once printed for prodcons, contention
+ * and mostlybusy) by a factor of hundreds.  With more than two
+ * repetitions a median says nothing about the smallest rate, so only the
+ * presence is checked.
  */
 static void check_cpu(const char *where, size_t row, const char *unit,
 		      double rate, int reps, bool has_cpu, double cpu,
@@ -246,7 +250,7 @@ static void check_cpu(const char *where, size_t row, const char *unit,
 	if (!has_cpu || !(cpu > 0))
 		fail("%s %zu: no cpu_ns_per_op on a throughput row", where,
 		     row);
-	else if (reps <= 2 && cpu * rate > 2.0 * vcpus * 1e9)
+	else if (reps <= 2 && cpu * rate > 50.0 * vcpus * 1e9)
 		fail("%s %zu: cpu_ns_per_op %g at %g items/s is more CPU than "
 		     "%d vCPUs give", where, row, cpu, rate, vcpus);
 }
