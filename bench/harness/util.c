@@ -468,8 +468,15 @@ double window_run(int *measuring, uint64_t window)
 	uint64_t t0, t1;
 
 	nanosleep(&warm, NULL);
-	__atomic_store_n(measuring, 1, __ATOMIC_RELAXED);
+	/*
+	 * The clock is read before the window opens and after it closes, so
+	 * the length returned is never shorter than the window the threads
+	 * saw: read after the opening store, a preemption between the two
+	 * (a loaded machine) left the threads counting items for a window
+	 * the clock did not see, and the rate came out too high.
+	 */
 	t0 = now_ns();
+	__atomic_store_n(measuring, 1, __ATOMIC_RELAXED);
 	nanosleep(&win, NULL);
 	__atomic_store_n(measuring, 0, __ATOMIC_RELAXED);
 	t1 = now_ns();

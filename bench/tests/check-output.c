@@ -231,13 +231,15 @@ static void check_series(const char *where, size_t row, const char *scenario,
  * window, repetition i would have cpu_i <= vcpus x 1e9 / rate_i, and the
  * column's mean over repetitions times the smallest rate would be at most
  * vcpus x 1e9; with one or two repetitions (the CI's) the median is that
- * smallest rate (nearest rank).  But a thread counts from its first
- * operation that sees the window open to its first that sees it closed,
- * and on a loaded machine that span can outlast the window: CI with its
- * second lane saw 4.4 x vcpus.  So the bound allows 50 x vcpus, ten times
- * that, and still catches a CPU time not divided by the operations (the
- * whole trial's, as swait-bench once printed for prodcons, contention
- * and mostlybusy) by a factor of hundreds.  With more than two
+ * smallest rate (nearest rank).  A loaded machine bends that: CI with its
+ * second lane saw 4.4 x vcpus, when window_run() still read its clock
+ * after opening the window (a preemption in between made the rate too
+ * high; fixed), and a thread counts from its first operation that sees
+ * the window open to its first that sees it closed, which can outlast
+ * it.  So the bound allows 50 x vcpus, and still catches a CPU time not
+ * divided by the operations (the whole trial's, as swait-bench once
+ * printed for prodcons, contention and mostlybusy) by a factor of
+ * hundreds.  With more than two
  * repetitions a median says nothing about the smallest rate, so only the
  * presence is checked.
  */
