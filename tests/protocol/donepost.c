@@ -309,6 +309,18 @@ static void walk_pi(void **state)
 
 static void *page;
 static size_t page_size;
+
+/* A PI completion alone on a fresh page, for a waiter that unmaps it. */
+static void map_pi_completion(void)
+{
+	page_size = (size_t)sysconf(_SC_PAGESIZE);
+	page = mmap(NULL, page_size, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(page != MAP_FAILED);
+	mapped = page;
+	swait_completion_init(mapped);
+	swait_head_init_pi(&mapped->wait);
+}
 static __thread bool is_completer;
 static int completer_holds;
 
@@ -371,7 +383,6 @@ static pthread_t on_one_cpu(void *(*fn)(void *))
 static void free_pi(void **state)
 {
 	(void)state;
-	page_size = (size_t)sysconf(_SC_PAGESIZE);
 	the_cpu = sched_getcpu();
 	assert_true(the_cpu >= 0);
 	assert_int_equal(tu_signal_handler(SIGSEGV, on_segv, 0, NULL), 0);
@@ -380,12 +391,7 @@ static void free_pi(void **state)
 	for (int i = 0; i < 20; i++) {
 		pthread_t c, w;
 
-		page = mmap(NULL, page_size, PROT_READ | PROT_WRITE,
-			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		assert_true(page != MAP_FAILED);
-		mapped = page;
-		swait_completion_init(mapped);
-		swait_head_init_pi(&mapped->wait);
+		map_pi_completion();
 		completer_holds = looking = 0;
 		c = on_one_cpu(completer);
 		assert_true(wait_flag(&completer_holds));
@@ -583,17 +589,11 @@ static void *consuming_waiter(void *arg)
 static void spill_pi(void **state)
 {
 	(void)state;
-	page_size = (size_t)sysconf(_SC_PAGESIZE);
 	assert_int_equal(tu_signal_handler(SIGSEGV, on_segv, 0, NULL), 0);
 	for (int i = 0; i < 10; i++) {
 		pthread_t h, s, w;
 
-		page = mmap(NULL, page_size, PROT_READ | PROT_WRITE,
-			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		assert_true(page != MAP_FAILED);
-		mapped = page;
-		swait_completion_init(mapped);
-		swait_head_init_pi(&mapped->wait);
+		map_pi_completion();
 		swait_head_init(&other);
 		holding = spilled = looking = handler_ran = 0;
 		/* Held until the handler has filled the count and spilled. */
