@@ -219,6 +219,14 @@
  *      alone: a walk then gives it a FUTEX_WAKE of its own (W3).  PI heads
  *      never set BCAST: their walks word counts the threads at the lock
  *      (lib/headlock.c L7) and moves with every hold.
+ *  W5. A sleep with a deadline and SWAIT_INTERRUPTIBLE announces SLEEPING
+ *      even on a broadcast head.  Such a sleep promises EINTR for any
+ *      handler that interrupts it, SA_RESTART or not, which FUTEX_WAIT
+ *      with a timeout gives (the kernel turns its -ERESTART_RESTARTBLOCK
+ *      into EINTR when a handler runs), and futex_waitv() does not: it
+ *      returns -ERESTARTSYS, which SA_RESTART restarts, silently, until
+ *      the deadline.  W1-W3 hold for any mix of sleepers, so this costs
+ *      only the walk's FUTEX_WAKE of its word (W3).
  *
  * COST
  *
@@ -409,8 +417,9 @@ static int sleep_announced(struct swait_head *h, struct swait_waiter *w,
 	 * which is what lets a waker in.
 	 */
 	uint32_t walks = w->group;
-	uint32_t sleeping = swait_waiter_uses_waitv(walks) ? SWAIT_SLEEPING_V
-							   : SWAIT_SLEEPING;
+	bool waitv = swait_waiter_uses_waitv(walks) &&
+		     !(deadline && (flags & SWAIT_INTERRUPTIBLE));	/* W5 */
+	uint32_t sleeping = waitv ? SWAIT_SLEEPING_V : SWAIT_SLEEPING;
 	uint32_t s;
 	int err, oldtype;
 
@@ -441,6 +450,14 @@ static int sleep_announced(struct swait_head *h, struct swait_waiter *w,
 			goto woken;
 		}
 		sleeping = s;	/* announced by an earlier sleep */
+		if (sleeping == SWAIT_SLEEPING_V && !waitv) {
+			/* W5: as W3's re-announce; failing, a wake came. */
+			if (!__atomic_compare_exchange_n(&w->state, &s,
+					SWAIT_SLEEPING, false,
+					__ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
+				goto woken;
+			sleeping = SWAIT_SLEEPING;
+		}
 	}
 	for (;;) {
 		/*

@@ -419,6 +419,60 @@ static void test_completion_signalled(void **state)
 	assert_false(completion_done(&sig_c));
 }
 
+static struct completion restart_c;
+static pid_t restart_tids[2];
+
+static int restart_sleeper(void *arg)
+{
+	TU_STORE(&restart_tids[(intptr_t)arg], tu_gettid());
+	wait_for_completion(&restart_c);
+	return 0;
+}
+
+static int restart_waiter(void *arg)
+{
+	(void)arg;
+	return wait_for_completion_interruptible(&restart_c);
+}
+
+/*
+ * A handler installed with SA_RESTART (glibc's signal()) still ends an
+ * interruptible wait with -ERESTARTSYS (lib/kernel.c K2), also on a
+ * completion whose complete_all() woke two sleepers: its head then puts
+ * sleepers in futex_waitv(), which SA_RESTART restarts, except the sleeps
+ * with a deadline and SWAIT_INTERRUPTIBLE that K2 makes (lib/swait.c W5).
+ * Before W5 this wait slept through every signal (the watchdog fires).
+ */
+static void test_completion_signalled_restart(void **state)
+{
+	struct runner s[2], r;
+	pid_t tid;
+
+	(void)state;
+	assert_int_equal(tu_signal_handler(SIGUSR2, on_signal, SA_RESTART,
+					   NULL), 0);
+	init_completion(&restart_c);
+	for (intptr_t i = 0; i < 2; i++) {
+		TU_STORE(&restart_tids[i], 0);
+		start(&s[i], restart_sleeper, (void *)i);
+	}
+	for (int i = 0; i < 2; i++)
+		assert_true(tu_poll((tid = TU_LOAD(&restart_tids[i])) != 0 &&
+				    tu_task_state(tid) == 'S'));
+	complete_all(&restart_c);	/* two own wakes: a broadcast head */
+	assert_int_equal(join(&s[0]), 0);
+	assert_int_equal(join(&s[1]), 0);
+	reinit_completion(&restart_c);
+
+	start(&r, restart_waiter, NULL);
+	while (!__atomic_load_n(&r.finished, __ATOMIC_ACQUIRE)) {
+		pthread_kill(r.tid, SIGUSR2);
+		sleep_ms(2);
+	}
+	assert_int_equal(join(&r), -ERESTARTSYS);
+	assert_false(completion_done(&restart_c));
+}
+
 /* The on-stack handshake: the waiter's frame ends as soon as it returns. */
 static int complete_later(void *arg)
 {
@@ -527,6 +581,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_completion_calls,
 						arm, disarm),
 		cmocka_unit_test_setup_teardown(test_completion_signalled,
+						arm, disarm),
+		cmocka_unit_test_setup_teardown(test_completion_signalled_restart,
 						arm, disarm),
 		cmocka_unit_test_setup_teardown(test_completion_onstack,
 						arm, disarm),

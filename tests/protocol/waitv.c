@@ -328,6 +328,76 @@ static void signals_in_waitv(void **state)
 	tu_watchdog_disarm();
 }
 
+static bool restart_sleep;	/* swait_sleep(), else the event macro */
+
+static void *restart_sleeper(void *arg)
+{
+	struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+	struct timespec dl = tu_deadline(CLOCK_MONOTONIC,
+					 30LL * 1000000000LL);
+	int r;
+
+	(void)arg;
+	TU_STORE(&tids[0], tu_gettid());
+	if (restart_sleep) {
+		swait_prepare(&head, &w);
+		r = swait_sleep(&head, &w, SWAIT_INTERRUPTIBLE,
+				CLOCK_MONOTONIC, &dl);
+		swait_finish(&head, &w);
+	} else {
+		r = swait_event_interruptible_timeout(&head,
+				TU_LOAD(&flag) != 0, CLOCK_MONOTONIC, &dl);
+	}
+	TU_STORE(&intr_result, r);
+	return NULL;
+}
+
+/*
+ * W5: with a deadline, an interruptible wait returns EINTR for any handler
+ * that interrupts its sleep, SA_RESTART or not (swait_sleep(3)), also on a
+ * broadcast head, where a sleep without both is in futex_waitv(), which
+ * SA_RESTART restarts: such a wait used to sleep on to its deadline.  The
+ * signal is sent until the wait returns, as one that lands before the
+ * sleep is rightly no EINTR; the watchdog ends a wait that ignores them.
+ * The kernel face's interruptible waits rest on this (lib/kernel.c K2;
+ * tests/kernel/test_kernel.c checks them after a complete_all).
+ */
+static void sa_restart_deadline(void **state)
+{
+	pthread_t t;
+
+	(void)state;
+	tu_watchdog_arm(20, "SA_RESTART and a deadline on a broadcast head",
+			NULL);
+	assert_int_equal(tu_signal_handler(SIGUSR2, on_signal, SA_RESTART,
+					   NULL), 0);
+	for (int k = 0; k < 2; k++) {
+		restart_sleep = k == 1;
+		setup_head(false);
+		broadcast_round(2, false);	/* W4: a broadcast head */
+		TU_STORE(&flag, 0);
+		TU_STORE(&tids[0], 0);
+		TU_STORE(&intr_result, -1);
+		assert_int_equal(pthread_create(&t, NULL, restart_sleeper,
+						NULL), 0);
+		assert_true(tu_poll(TU_LOAD(&tids[0]) != 0 &&
+				    tu_task_state(TU_LOAD(&tids[0])) == 'S' &&
+				    swait_active(&head)));
+		/* W5: on its own word, where a handler ends the sleep. */
+		assert_sleepers_use(1, false);
+		while (TU_LOAD(&intr_result) == -1) {
+			assert_int_equal(pthread_kill(t, SIGUSR2), 0);
+			(void)tu_poll_ns(TU_LOAD(&intr_result) != -1,
+					 20 * 1000000LL);
+		}
+		assert_int_equal(pthread_join(t, NULL), 0);
+		assert_int_equal(TU_LOAD(&intr_result), EINTR);
+		assert_false(swait_active(&head));
+		teardown_head();
+	}
+	tu_watchdog_disarm();
+}
+
 /* A sleeper in futex_waitv() times out, on each clock, and leaves. */
 static void timeout_both_clocks(void **state)
 {
@@ -362,6 +432,7 @@ int main(void)
 		cmocka_unit_test(wake_one_targeted),
 		cmocka_unit_test(timeout_both_clocks),
 		cmocka_unit_test(signals_in_waitv),
+		cmocka_unit_test(sa_restart_deadline),
 	};
 
 	TU_SYNC_VAR(head);
