@@ -316,7 +316,11 @@ void swait_head_init(struct swait_head *head) SWAIT_NONNULL(1);
  * critical section) is boosted instead of starving a high-priority thread
  * that wakes or waits on the head.  Use it when threads of different
  * SCHED_FIFO/SCHED_RR priorities share a head.  The rest of the API is the
- * same; waiters still sleep on their own words, not on the lock.
+ * same; waiters still sleep on their own words, not on the lock.  Not
+ * covered: the wait of a completion's waits, try_wait, done and
+ * swait_head_destroy() for threads still leaving the head lends no
+ * priority, so a preempted low-priority leaver can make a high-priority
+ * caller wait behind a middle-priority thread (swait(7), REAL-TIME NOTES).
  */
 void swait_head_init_pi(struct swait_head *head) SWAIT_NONNULL(1);
 
