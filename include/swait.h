@@ -73,9 +73,12 @@
  * race only, one spurious wakeup of the next waiter.
  *
  * Concurrency.  Any calls may run concurrently on one head from any number of
- * threads, with these exceptions: swait_head_init() and swait_head_destroy()
- * must not race with any other call on that head, and one waiter is used by
- * one thread at a time and is queued on at most one head at a time.
+ * threads, with these exceptions: swait_head_init() must not race with any
+ * other call on that head; swait_head_destroy() must not race with a call
+ * that begins on that head during it, but may overlap the rest of the wakes
+ * that woke its last waiters, which it waits out (Lifetime, below); and one
+ * waiter is used by one thread at a time and is queued on at most one head
+ * at a time.
  *
  * Blocking.  swait_sleep(), the swait_event*() macros and the completion
  * waits may block.  No other call blocks, except for the O(1) critical
@@ -166,7 +169,8 @@
  * threads may wake heads the other threads hold without deadlock, and
  * nothing is reserved per thread: any number of handlers may wake any
  * number of heads during one lock hold.  Past 15 wake_ones pending on one
- * hold they become one wake_all (spurious wakeups, allowed).  Completes are
+ * hold (past one on a PI head) they become one wake_all (spurious wakeups,
+ * allowed).  Completes are
  * counted exactly.  On a PI head at most 2,047 are pending on one hold; a
  * handler that finds that many adds its event to the completion itself and
  * posts only the wake, so it never waits.  On an ordinary head 16,777,215

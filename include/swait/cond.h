@@ -129,8 +129,10 @@ typedef struct swait_cond swait_cond_t;
 
 /*
  * attr may be NULL.  Its clock (pthread_condattr_setclock) is the one
- * swait_cond_timedwait() measures deadlines on.  Returns 0, or ENOTSUP for
- * a process-shared attr (c is then left as it was).
+ * swait_cond_timedwait() measures deadlines on.  Returns 0, ENOTSUP for
+ * a process-shared attr, or EINVAL for an attr whose clock is neither
+ * CLOCK_REALTIME nor CLOCK_MONOTONIC or that cannot be read (c is then
+ * left as it was).
  */
 int swait_cond_init(swait_cond_t *c, const pthread_condattr_t *attr)
 	SWAIT_NONNULL(1);
