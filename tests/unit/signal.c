@@ -36,11 +36,16 @@ enum wait_kind {
 	K_COMPLETION_INTR,
 	K_SLEEP_INTR,
 	K_SLEEP_INTR_DEADLINE,
+	K_ANY_INTR,
+	K_ANY_INTR_DEADLINE,
+	K_COMPLETION_ANY_INTR,
 	K_EVENT,
 	K_EVENT_TIMEOUT,
 	K_COMPLETION,
 	K_COMPLETION_TIMEOUT,
 	K_SLEEP,
+	K_ANY,
+	K_COMPLETION_ANY,
 	K_NKINDS,
 };
 
@@ -49,9 +54,27 @@ static const char *const kind_name[K_NKINDS] = {
 	"swait_completion_wait_interruptible",
 	"swait_sleep(SWAIT_INTERRUPTIBLE)",
 	"swait_sleep(SWAIT_INTERRUPTIBLE, deadline)",
+	"swait_wait_any(SWAIT_INTERRUPTIBLE)",
+	"swait_wait_any(SWAIT_INTERRUPTIBLE, deadline)",
+	"swait_completion_wait_any(SWAIT_INTERRUPTIBLE)",
 	"swait_event", "swait_event_timeout", "swait_completion_wait",
 	"swait_completion_wait_timeout", "swait_sleep(0)",
+	"swait_wait_any(0)", "swait_completion_wait_any(0)",
 };
+
+static bool is_any(int kind)
+{
+	return kind == K_ANY_INTR || kind == K_ANY_INTR_DEADLINE ||
+	       kind == K_COMPLETION_ANY_INTR || kind == K_ANY ||
+	       kind == K_COMPLETION_ANY;
+}
+
+static bool on_completion(int kind)
+{
+	return kind == K_COMPLETION_INTR || kind == K_COMPLETION ||
+	       kind == K_COMPLETION_TIMEOUT || kind == K_COMPLETION_ANY_INTR ||
+	       kind == K_COMPLETION_ANY;
+}
 
 #define FAR_NS (30LL * 1000000000LL)
 
@@ -59,13 +82,52 @@ struct waiter {
 	pthread_t thread;
 	int kind;
 	struct swait_head head;
+	struct swait_head head2;	/* a group's second member */
 	struct swait_completion comp;
 	int tid;
 	int flag;
 	int result;
 	int queued_after;	/* swait_active() right after the sleep */
+	unsigned which;		/* a group wait's report */
 	int done;
 };
+
+/*
+ * A group of two: the waiter's head and, for the completion kinds, its
+ * completion (member 1), else a second head.  The nodes stay queued on
+ * both until swait_finish_any(), whatever the wait returned.
+ */
+static int wait_any_kind(struct waiter *t)
+{
+	struct swait_waiter ws[2] = { SWAIT_WAITER_INITIALIZER,
+				      SWAIT_WAITER_INITIALIZER };
+	struct swait_head *hs[2] = { &t->head, on_completion(t->kind) ?
+				     &t->comp.wait : &t->head2 };
+	unsigned flags = t->kind == K_ANY || t->kind == K_COMPLETION_ANY ?
+			 0 : SWAIT_INTERRUPTIBLE;
+	struct timespec dl = tu_deadline(CLOCK_MONOTONIC, FAR_NS);
+	int r = 0;
+
+	t->which = 99;
+	do {
+		swait_prepare_any(hs, 2, ws);
+		if (TU_LOAD(&t->flag) || swait_completion_done(&t->comp))
+			break;
+		if (on_completion(t->kind))
+			r = swait_completion_wait_any(hs, 2, ws, 1u << 1,
+					flags, CLOCK_MONOTONIC,
+					t->kind == K_ANY_INTR ? NULL : &dl,
+					&t->which);
+		else
+			r = swait_wait_any(hs, 2, ws, flags, CLOCK_MONOTONIC,
+					t->kind == K_ANY_INTR_DEADLINE ?
+					&dl : NULL, &t->which);
+		t->queued_after = swait_active(hs[0]) && swait_active(hs[1]);
+	} while (r == 0 && !TU_LOAD(&t->flag) &&
+		 t->which != 1);	/* the completion's event, taken */
+	swait_finish_any(hs, 2, ws);
+	return r;
+}
 
 static void *waiter_main(void *arg)
 {
@@ -86,6 +148,13 @@ static void *waiter_main(void *arg)
 		break;
 	case K_COMPLETION_INTR:
 		r = swait_completion_wait_interruptible(&t->comp);
+		break;
+	case K_ANY_INTR:
+	case K_ANY_INTR_DEADLINE:
+	case K_COMPLETION_ANY_INTR:
+	case K_ANY:
+	case K_COMPLETION_ANY:
+		r = wait_any_kind(t);
 		break;
 	case K_SLEEP_INTR:
 	case K_SLEEP_INTR_DEADLINE:
@@ -125,8 +194,16 @@ static void *waiter_main(void *arg)
 
 static struct swait_head *head_of(struct waiter *t)
 {
-	return t->kind == K_COMPLETION_INTR || t->kind == K_COMPLETION ||
-	       t->kind == K_COMPLETION_TIMEOUT ? &t->comp.wait : &t->head;
+	/* A group's node 0 is on t->head, which is where /proc shows it. */
+	return on_completion(t->kind) && !is_any(t->kind) ? &t->comp.wait
+							   : &t->head;
+}
+
+static void destroy_all(struct waiter *t)
+{
+	assert_int_equal(swait_head_destroy(&t->head), 0);
+	assert_int_equal(swait_head_destroy(&t->head2), 0);
+	assert_int_equal(swait_head_destroy(&t->comp.wait), 0);
 }
 
 static void start_waiter(struct waiter *t, int kind)
@@ -156,16 +233,20 @@ static void test_interruptible_eintr(void **state)
 
 	(void)state;
 	tu_watchdog("interruptible waits end with EINTR");
-	for (kind = K_EVENT_INTR; kind <= K_SLEEP_INTR_DEADLINE; kind++) {
+	for (kind = K_EVENT_INTR; kind <= K_COMPLETION_ANY_INTR; kind++) {
 		tu_test_phase(kind_name[kind]);
 		start_waiter(&t, kind);
 		signal_until_done(&t);
 		assert_int_equal(pthread_join(t.thread, NULL), 0);
 		assert_int_equal(t.result, EINTR);
-		if (kind == K_SLEEP_INTR || kind == K_SLEEP_INTR_DEADLINE)
+		if (kind == K_SLEEP_INTR || kind == K_SLEEP_INTR_DEADLINE ||
+		    is_any(kind))
 			assert_true(t.queued_after);	/* until finish */
-		assert_int_equal(swait_head_destroy(head_of(&t)), 0);
-		if (kind == K_COMPLETION_INTR) {
+		if (is_any(kind))
+			assert_int_equal(t.which, 99);	/* untouched */
+		destroy_all(&t);
+		if (kind == K_COMPLETION_INTR ||
+		    kind == K_COMPLETION_ANY_INTR) {
 			/* The interrupted wait consumed nothing. */
 			assert_false(swait_completion_done(&t.comp));
 			swait_complete(&t.comp);
@@ -200,7 +281,7 @@ static void test_uninterruptible_ignores_signals(void **state)
 			assert_false(TU_LOAD(&t.done));
 		}
 		tu_test_phase("releasing");
-		if (kind == K_COMPLETION || kind == K_COMPLETION_TIMEOUT) {
+		if (on_completion(kind)) {
 			swait_complete(&t.comp);
 		} else {
 			TU_STORE(&t.flag, 1);
@@ -208,8 +289,12 @@ static void test_uninterruptible_ignores_signals(void **state)
 		}
 		assert_int_equal(pthread_join(t.thread, NULL), 0);
 		assert_int_equal(t.result, 0);
-		assert_int_equal(swait_head_destroy(head_of(&t)), 0);
-		if (kind == K_COMPLETION || kind == K_COMPLETION_TIMEOUT)
+		if (kind == K_COMPLETION_ANY)
+			assert_int_equal(t.which, 1);
+		else if (kind == K_ANY)
+			assert_int_equal(t.which, 0);
+		destroy_all(&t);
+		if (on_completion(kind))
 			assert_false(swait_completion_try_wait(&t.comp));
 	}
 	tu_watchdog_done();
