@@ -330,6 +330,14 @@ static void test_einval_before_unlock(void **state)
 	assert_int_equal(cond_timedwait(cv, &mutex, &bad), EINVAL);
 	assert_int_equal(cond_clockwait(cv, &mutex, CLOCK_PROCESS_CPUTIME_ID,
 					&ok), EINVAL);
+	if (on_libswait) {
+		/* NULL: EINVAL (swait_cond(3)); glibc's would crash. */
+		const struct timespec *volatile none = NULL;
+
+		assert_int_equal(cond_timedwait(cv, &mutex, none), EINVAL);
+		assert_int_equal(cond_clockwait(cv, &mutex, CLOCK_MONOTONIC,
+						none), EINVAL);
+	}
 	assert_int_equal(tu_spy_got(&spy), 0);
 	assert_int_equal(pthread_mutex_unlock(&mutex), 0);
 	assert_int_equal(tu_spy_join(&spy), 1);
@@ -590,6 +598,9 @@ static void test_pshared(void **state)
 	pthread_condattr_destroy(&a);
 #ifndef TEST_PTHREAD
 	assert_int_equal(err, ENOTSUP);
+	/* "c is then left as it was" (swait_cond_init(3)). */
+	for (size_t i = 0; i < sizeof(c); i++)
+		assert_int_equal(((unsigned char *)&c)[i], 0x5a);
 	tu_watchdog_done();
 	return;
 #endif
