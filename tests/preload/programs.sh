@@ -77,7 +77,21 @@ if [ "$n" != 2 ] || [ "$pids" != 2 ]; then
 fi
 echo "sh + pigz: two processes, two lines"
 
-# The launcher's errors.
-if "$run" 2>/dev/null; then echo "swait-run without a program succeeded" >&2; exit 1; fi
-if "$run" --bogus true 2>/dev/null; then echo "swait-run --bogus succeeded" >&2; exit 1; fi
+# The launcher's exit statuses (swait-run(1)): 2 for a usage error, 127
+# without the preload, else the program's own; --help on stdout.
+status() { set +e; "$@" >/dev/null 2>&1; echo $?; set -e; }
+for args in "" "--bogus true" "--stats"; do
+	# shellcheck disable=SC2086
+	st=$(status "$run" $args)
+	[ "$st" = 2 ] || { echo "swait-run $args: exit $st, not 2" >&2; exit 1; }
+done
+st=$(status "$run" sh -c 'exit 3')
+[ "$st" = 3 ] || { echo "swait-run sh -c 'exit 3': exit $st" >&2; exit 1; }
+st=$(status "$run" --stats -- sh -c 'exit 5')
+[ "$st" = 5 ] || { echo "swait-run --stats -- sh -c 'exit 5': exit $st" >&2; exit 1; }
+sed 's|^preload=.*|preload=/nonexistent/libswait-preload.so|' "$run" > "$dir/run-nopreload"
+st=$(status sh "$dir/run-nopreload" true)
+[ "$st" = 127 ] || { echo "swait-run without its preload: exit $st, not 127" >&2; exit 1; }
+"$run" --help | grep -q '^usage: swait-run '
 "$run" --version | grep -q '^swait-run '
+echo "swait-run: exit statuses 2, 127 and the program's own"
