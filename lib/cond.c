@@ -55,6 +55,27 @@
  *  K3  destroy of an undecided condvar is 0: nobody can be queued (K2's
  *      argument), and nothing has touched the head.
  *
+ * A fork child.  Its copy of a condvar that threads of the parent were
+ * blocked on still holds their waiters: nodes in stacks the child copied
+ * but no thread of it owns, which a wake would pick (a signal lost) and
+ * which glibc's stack cache hands to the child's new threads (the queue
+ * corrupted).  glibc's condvar holds no pointer to a waiter, so programs
+ * reuse such condvars in the child, and CPython re-initialises its GIL's
+ * on every os.fork().  So the kind word also names the process that
+ * decided it (F1-F3):
+ *  F1  A decided kind carries the deciding process's id (swait_process_id,
+ *      lib/headlock.h) above its two kind bits.  A fork child's differs
+ *      from its parent's, so a child tells a copy at once.
+ *  F2  A wait that finds a decided kind of another process adopts the
+ *      condvar: a CAS of that exact word to DECIDING (no ABA: every word
+ *      this process publishes has its own id), a fresh head, UNDECIDED,
+ *      then K1 as for a new condvar.  No waiter of this process can be
+ *      queued on the old head, since it would have adopted first.
+ *  F3  signal, broadcast and destroy treat another process's kind as
+ *      undecided (K2, K3): none of this process's threads is blocked on
+ *      it.  init re-initialises it without the debug check for waiters,
+ *      whose threads are not in this process.
+ *
  * On a PI head, waiters queue by priority (swait_prepare_ordered: highest
  * first, FIFO among equals), so that wake_one, which takes the first,
  * wakes the highest-priority waiter.  The priority is the thread's
@@ -70,6 +91,7 @@
 #include <string.h>
 
 #include "futex.h"
+#include "headlock.h"
 #include "internal.h"
 #include "list.h"
 #include "queue.h"
@@ -93,6 +115,23 @@ _Static_assert(offsetof(pthread_cond_t, __data.__wrefs) >=
 
 enum { UNDECIDED, DECIDING, ORDINARY, PI };
 
+/* F1: the kind word is the kind in its two low bits, the process above. */
+#define KIND_BITS 2u
+#define KIND_OF(w) ((w) & ((1u << KIND_BITS) - 1))
+
+static uint32_t kind_word(uint32_t kind)
+{
+	return swait_process_id() << KIND_BITS | kind;
+}
+
+/* The kind of c as this process may use it: another's reads UNDECIDED. */
+static uint32_t own_kind(uint32_t w)
+{
+	if (KIND_OF(w) >= ORDINARY && w >> KIND_BITS != swait_process_id())
+		return UNDECIDED;	/* F3 */
+	return KIND_OF(w);
+}
+
 SWAIT_EXPORT int swait_cond_init(swait_cond_t *c,
 				 const pthread_condattr_t *attr)
 {
@@ -114,7 +153,7 @@ SWAIT_EXPORT int swait_cond_init(swait_cond_t *c,
 	 * would lose them, as a head would (swait_head_init()).  Only a
 	 * decided condvar has a head to look at.
 	 */
-	kind = load_relaxed(&c->kind);
+	kind = own_kind(load_relaxed(&c->kind));
 	if (kind == ORDINARY || kind == PI)
 		swait_head_init_checked(&c->head, 0,
 			"swait_cond_init: the condvar still has waiters, who "
@@ -127,8 +166,8 @@ SWAIT_EXPORT int swait_cond_init(swait_cond_t *c,
 
 SWAIT_EXPORT int swait_cond_destroy(swait_cond_t *c)
 {
-	if (load_acquire(&c->kind) < ORDINARY)
-		return 0;	/* K3 */
+	if (own_kind(load_acquire(&c->kind)) < ORDINARY)
+		return 0;	/* K3, F3 */
 	return swait_head_destroy(&c->head);
 }
 
@@ -145,15 +184,27 @@ static bool mutex_is_pi(pthread_mutex_t *m)
 		GLIBC_MUTEX_PRIO_BITS) != 0;
 }
 
-/* K1: the head's kind, decided by the first wait. */
+/* K1: the head's kind, decided by the first wait (adopted: F2). */
 static uint32_t decide(swait_cond_t *c, pthread_mutex_t *m)
 {
-	uint32_t k = load_acquire(&c->kind);
+	uint32_t w = load_acquire(&c->kind), k = KIND_OF(w);
 	unsigned rounds = 0;
 
+	if (swait_unlikely(k >= ORDINARY && own_kind(w) == UNDECIDED)) {
+		/* F2: a fork child's copy.  The old head is not ours. */
+		if (__atomic_compare_exchange_n(&c->kind, &w, DECIDING, false,
+						__ATOMIC_ACQUIRE,
+						__ATOMIC_ACQUIRE)) {
+			memset(&c->head, 0, sizeof(c->head));
+			__atomic_store_n(&c->kind, UNDECIDED,
+					 __ATOMIC_RELEASE);
+		}
+		w = load_acquire(&c->kind);
+		k = own_kind(w);
+	}
 	while (k < ORDINARY) {
 		if (k == UNDECIDED &&
-		    __atomic_compare_exchange_n(&c->kind, &k, DECIDING, false,
+		    __atomic_compare_exchange_n(&c->kind, &w, DECIDING, false,
 						__ATOMIC_ACQUIRE,
 						__ATOMIC_ACQUIRE)) {
 			k = mutex_is_pi(m) ? PI : ORDINARY;
@@ -161,9 +212,11 @@ static uint32_t decide(swait_cond_t *c, pthread_mutex_t *m)
 				swait_head_init_pi(&c->head);
 			else
 				swait_head_init(&c->head);
-			__atomic_store_n(&c->kind, k, __ATOMIC_RELEASE);
+			__atomic_store_n(&c->kind, kind_word(k),
+					 __ATOMIC_RELEASE);
 			break;
 		}
+		k = KIND_OF(w);
 		if (k == DECIDING) {
 			/*
 			 * Only a program that waits with two mutexes gets
@@ -172,7 +225,8 @@ static uint32_t decide(swait_cond_t *c, pthread_mutex_t *m)
 			 * preempted by us: not a yield alone.
 			 */
 			swait_backoff_wait(&c->kind, DECIDING, rounds++);
-			k = load_acquire(&c->kind);
+			w = load_acquire(&c->kind);
+			k = KIND_OF(w);
 		}
 	}
 	return k;
@@ -264,16 +318,16 @@ SWAIT_EXPORT int swait_cond_clockwait(swait_cond_t *c, pthread_mutex_t *m,
 
 SWAIT_EXPORT int swait_cond_signal(swait_cond_t *c)
 {
-	if (load_acquire(&c->kind) < ORDINARY)
-		return 0;	/* K2 */
+	if (own_kind(load_acquire(&c->kind)) < ORDINARY)
+		return 0;	/* K2, F3 */
 	swait_wake_one(&c->head);
 	return 0;
 }
 
 SWAIT_EXPORT int swait_cond_broadcast(swait_cond_t *c)
 {
-	if (load_acquire(&c->kind) < ORDINARY)
-		return 0;	/* K2 */
+	if (own_kind(load_acquire(&c->kind)) < ORDINARY)
+		return 0;	/* K2, F3 */
 	swait_wake_all(&c->head);
 	return 0;
 }

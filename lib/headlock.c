@@ -197,6 +197,20 @@ uint32_t swait_tid_refresh(void)
 	return tid;
 }
 
+uint32_t swait_process_id(void)
+{
+	uint32_t s = __atomic_load_n(__atomic_load_n(&swait_process_stamp,
+						     __ATOMIC_RELAXED),
+				     __ATOMIC_RELAXED);
+
+	if (swait_likely(s != 0))
+		return s;
+	(void)swait_tid_refresh();
+	return __atomic_load_n(__atomic_load_n(&swait_process_stamp,
+					       __ATOMIC_RELAXED),
+			       __ATOMIC_RELAXED);
+}
+
 /*
  * fork() clears the stamp wherever it lives: without MADV_WIPEONFORK, and
  * where the advice is accepted but not carried out (qemu-user answers 0

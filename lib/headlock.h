@@ -196,6 +196,14 @@ enum swait_released swait_head_leave_pi(struct swait_head *head,
 void swait_head_relock(struct swait_head *head);
 
 /*
+ * This process's stamp: its id, as the first thread-id refresh in it set
+ * it (lib/lock.h).  Differs between a fork child and every process alive
+ * at the fork, so it tells a child's copy of an object its parent used
+ * from one its own threads used (lib/cond.c F1).  Async-signal-safe.
+ */
+uint32_t swait_process_id(void);
+
+/*
  * Whether the hold now running may wait for the lock (L4): it is this
  * thread's only one, so no handler of this thread interrupted a hold.
  */

@@ -70,6 +70,9 @@
  *              and the copy then works at its new address; queued
  *              waiters point at it, so not otherwise.  All-zero bytes
  *              are a valid condvar that times out on CLOCK_REALTIME.
+ *   fork       a fork child may use its copy, re-initialised or not, even
+ *              if the parent's threads were blocked on it: the child's
+ *              first wait starts it afresh (swait_cond(3), Fork).
  *
  * PRIORITY INHERITANCE
  *
@@ -120,7 +123,8 @@ struct swait_cond {
 	struct swait_head head;	/* the waiters */
 	uint32_t clock;		/* CLOCK_REALTIME (0) or CLOCK_MONOTONIC */
 	uint32_t kind;		/* 0 until the first wait; then the head's
-				 * kind (lib/cond.c) */
+				 * kind and the process that decided it
+				 * (lib/cond.c K1, F1) */
 	uint32_t reserved[(48 - sizeof(struct swait_head)) / 4 - 2];
 };
 typedef struct swait_cond swait_cond_t;

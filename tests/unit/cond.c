@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tu_unit.h"
@@ -776,6 +777,90 @@ static void test_prodcons(void **state)
  * it.  An emptied head whose list anchor pointed at itself made the copy's
  * list point into the freed original.)
  */
+/*
+ * A fork child's copy of a condvar its parent's threads are blocked on
+ * (lib/cond.c F1-F3).  glibc's condvar serves the child, re-initialised
+ * (CPython re-initialises its GIL's after every os.fork()) or not, so the
+ * face must too: its copy still queues the parent's waiter, whose stack
+ * the child's next thread reuses (glibc's stack cache).  Each child starts
+ * a thread that waits there with a deadline and signals it.  Exit 1: the
+ * signal went to the parent's phantom; 2: init failed; a debug build's
+ * abort ("still has waiters") or a crash in a corrupted queue also fail.
+ * No cmocka call in the child: plain checks and _exit().
+ */
+static void *child_wait(void *arg)
+{
+	struct timespec dl;
+	long err = 0;
+
+	(void)arg;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += 10;
+	pthread_mutex_lock(&mutex);
+	blocked++;
+	while (!go && err == 0)
+		err = cond_timedwait(cv, &mutex, &dl);
+	pthread_mutex_unlock(&mutex);
+	return (void *)err;
+}
+
+static int fork_child(bool reinit)
+{
+	struct timespec ms = { 0, 1000000 };
+	pthread_t t;
+	void *res;
+	int i;
+
+	if (reinit && cond_init(cv, NULL) != 0)
+		return 2;
+	pthread_mutex_lock(&mutex);
+	blocked = 0;
+	go = false;
+	pthread_mutex_unlock(&mutex);
+	if (pthread_create(&t, NULL, child_wait, NULL) != 0)
+		return 3;
+	for (i = 0; i < 10000 && locked_read(&blocked) == 0; i++)
+		nanosleep(&ms, NULL);
+	pthread_mutex_lock(&mutex);
+	go = true;
+	cond_signal(cv);
+	pthread_mutex_unlock(&mutex);
+	pthread_join(t, &res);
+	return res == NULL ? 0 : 1;
+}
+
+static void test_fork_child(void **state)
+{
+	struct waiter w;
+
+	(void)state;
+	tu_watchdog("fork_child");
+	start_waiter(&w, 0, true);	/* blocked across both forks */
+	for (int reinit = 0; reinit < 2; reinit++) {
+		int status;
+		pid_t pid = fork();
+
+		assert_true(pid >= 0);
+		if (pid == 0)
+			_exit(fork_child(reinit));
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			print_error("child (%s): status %#x\n",
+				    reinit ? "re-initialised" : "as copied",
+				    status);
+		assert_true(WIFEXITED(status));
+		assert_int_equal(WEXITSTATUS(status), 0);
+	}
+	pthread_mutex_lock(&mutex);
+	go = true;
+	cond_broadcast(cv);
+	pthread_mutex_unlock(&mutex);
+	pthread_join(w.t, NULL);
+	assert_int_equal(w.err, 0);
+	assert_int_equal(cond_destroy(cv), 0);
+	tu_watchdog_done();
+}
+
 static void test_moved_idle(void **state)
 {
 	struct waiter w[2];
@@ -868,6 +953,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_prodcons, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_moved_idle, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_fork_child, setup,
 						teardown),
 	};
 #ifdef TEST_PTHREAD
