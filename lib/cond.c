@@ -63,14 +63,17 @@
  * reuse such condvars in the child, and CPython re-initialises its GIL's
  * on every os.fork().  So the kind word also names the process that
  * decided it (F1-F3):
- *  F1  A decided kind carries the deciding process's id (swait_process_id,
- *      lib/headlock.h) above its two kind bits.  A fork child's differs
- *      from its parent's, so a child tells a copy at once.
- *  F2  A wait that finds a decided kind of another process adopts the
- *      condvar: a CAS of that exact word to DECIDING (no ABA: every word
- *      this process publishes has its own id), a fresh head, UNDECIDED,
- *      then K1 as for a new condvar.  No waiter of this process can be
- *      queued on the old head, since it would have adopted first.
+ *  F1  DECIDING and the decided kinds carry the id of the process whose
+ *      thread stored them (swait_process_id, lib/headlock.h: random,
+ *      drawn per process, zeroed in every fork child) above the two kind
+ *      bits.  A child's differs from its ancestors' (but for a 2^-30
+ *      chance), so a child tells a copy at once, a copied DECIDING too,
+ *      whose decider is not in the child and would never publish.
+ *  F2  A wait that finds another process's word adopts the condvar: a
+ *      CAS of that exact word to its own DECIDING (no ABA: every word
+ *      this process stores has its own id), a fresh head, then K1's
+ *      decision from its mutex.  No waiter of this process can be queued
+ *      on the old head, since it would have adopted first.
  *  F3  signal, broadcast and destroy treat another process's kind as
  *      undecided (K2, K3): none of this process's threads is blocked on
  *      it.  init re-initialises it without the debug check for waiters,
@@ -119,15 +122,15 @@ enum { UNDECIDED, DECIDING, ORDINARY, PI };
 #define KIND_BITS 2u
 #define KIND_OF(w) ((w) & ((1u << KIND_BITS) - 1))
 
-static uint32_t kind_word(uint32_t kind)
+static uint32_t kind_word(uint32_t id, uint32_t kind)
 {
-	return swait_process_id() << KIND_BITS | kind;
+	return id << KIND_BITS | kind;
 }
 
 /* The kind of c as this process may use it: another's reads UNDECIDED. */
 static uint32_t own_kind(uint32_t w)
 {
-	if (KIND_OF(w) >= ORDINARY && w >> KIND_BITS != swait_process_id())
+	if (KIND_OF(w) != UNDECIDED && w >> KIND_BITS != swait_process_id())
 		return UNDECIDED;	/* F3 */
 	return KIND_OF(w);
 }
@@ -184,52 +187,48 @@ static bool mutex_is_pi(pthread_mutex_t *m)
 		GLIBC_MUTEX_PRIO_BITS) != 0;
 }
 
-/* K1: the head's kind, decided by the first wait (adopted: F2). */
+/*
+ * K1: the head's kind, decided by the first wait; F2: adopted first if
+ * the word is another process's (decided, or being decided by a thread
+ * that is not in this process and will never publish).
+ */
 static uint32_t decide(swait_cond_t *c, pthread_mutex_t *m)
 {
-	uint32_t w = load_acquire(&c->kind), k = KIND_OF(w);
+	uint32_t me = swait_process_id();
+	uint32_t w = load_acquire(&c->kind), k;
 	unsigned rounds = 0;
 
-	if (swait_unlikely(k >= ORDINARY && own_kind(w) == UNDECIDED)) {
-		/* F2: a fork child's copy.  The old head is not ours. */
-		if (__atomic_compare_exchange_n(&c->kind, &w, DECIDING, false,
-						__ATOMIC_ACQUIRE,
-						__ATOMIC_ACQUIRE)) {
-			memset(&c->head, 0, sizeof(c->head));
-			__atomic_store_n(&c->kind, UNDECIDED,
-					 __ATOMIC_RELEASE);
-		}
-		w = load_acquire(&c->kind);
-		k = own_kind(w);
-	}
-	while (k < ORDINARY) {
-		if (k == UNDECIDED &&
-		    __atomic_compare_exchange_n(&c->kind, &w, DECIDING, false,
-						__ATOMIC_ACQUIRE,
-						__ATOMIC_ACQUIRE)) {
+	for (;;) {
+		k = KIND_OF(w);
+		if (swait_likely(k >= ORDINARY && w >> KIND_BITS == me))
+			return k;
+		if (k == UNDECIDED || w >> KIND_BITS != me) {
+			/* A failed CAS reloads w: look again. */
+			if (!__atomic_compare_exchange_n(&c->kind, &w,
+					kind_word(me, DECIDING), false,
+					__ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
+				continue;
+			/* F2: another process's queue is not ours. */
+			if (k != UNDECIDED)
+				memset(&c->head, 0, sizeof(c->head));
 			k = mutex_is_pi(m) ? PI : ORDINARY;
 			if (k == PI)
 				swait_head_init_pi(&c->head);
 			else
 				swait_head_init(&c->head);
-			__atomic_store_n(&c->kind, kind_word(k),
+			__atomic_store_n(&c->kind, kind_word(me, k),
 					 __ATOMIC_RELEASE);
-			break;
+			return k;
 		}
-		k = KIND_OF(w);
-		if (k == DECIDING) {
-			/*
-			 * Only a program that waits with two mutexes gets
-			 * here (the decider holds the one it waits with), and
-			 * its decider may be of lower priority on our CPU,
-			 * preempted by us: not a yield alone.
-			 */
-			swait_backoff_wait(&c->kind, DECIDING, rounds++);
-			w = load_acquire(&c->kind);
-			k = KIND_OF(w);
-		}
+		/*
+		 * DECIDING, by a thread of this process.  Only a program that
+		 * waits with two mutexes gets here (the decider holds the one
+		 * it waits with), and its decider may be of lower priority on
+		 * our CPU, preempted by us: not a yield alone.
+		 */
+		swait_backoff_wait(&c->kind, w, rounds++);
+		w = load_acquire(&c->kind);
 	}
-	return k;
 }
 
 /* The waiter of a PI condvar: its priority beside the queue's node. */

@@ -106,6 +106,7 @@
 #include <stddef.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "annotate.h"
@@ -122,13 +123,14 @@ SWAIT_TLS struct swait_tls swait_tls;
 SWAIT_TLS uint64_t swait_tid_cache;
 
 /*
- * The process stamp (lib/lock.h): a word in a MADV_WIPEONFORK page once
- * the constructor has run, the static word before that or where the kernel
- * lacks MADV_WIPEONFORK (Linux < 4.14; then the atfork handler zeroes it,
- * which covers fork() but not _Fork()).
+ * The process stamp (lib/lock.h), and after it the process id for objects
+ * (swait_process_id_slow): two words in a MADV_WIPEONFORK page once the
+ * constructor has run, the static words before that or where the kernel
+ * lacks MADV_WIPEONFORK (Linux < 4.14; then the atfork handler zeroes
+ * them, which covers fork() but not _Fork()).
  */
-static uint32_t stamp_fallback;
-uint32_t *swait_process_stamp = &stamp_fallback;
+static uint32_t stamp_fallback[2];
+uint32_t *swait_process_stamp = stamp_fallback;
 
 #if SWAIT_TEST_HOOKS
 void (*swait_hook_head_locked)(struct swait_head *head);
@@ -197,18 +199,37 @@ uint32_t swait_tid_refresh(void)
 	return tid;
 }
 
-uint32_t swait_process_id(void)
+/*
+ * The process's id for objects (lib/cond.c F1): the stamp page's second
+ * word, a random nonzero 30-bit value drawn by the first call in each
+ * process.  Not the pid: a child in a new pid namespace, or a descendant
+ * that a recycled pid reaches, can have its ancestor's pid, and a copy
+ * its ancestor decided would pass for its own.  Drawn with a CAS from 0
+ * and returned as seen, never read again through a pointer the
+ * constructor may have swapped meanwhile.  Async-signal-safe.
+ */
+uint32_t swait_process_id_slow(void)
 {
-	uint32_t s = __atomic_load_n(__atomic_load_n(&swait_process_stamp,
-						     __ATOMIC_RELAXED),
-				     __ATOMIC_RELAXED);
+	uint32_t *word = __atomic_load_n(&swait_process_stamp,
+					 __ATOMIC_RELAXED) + 1;
+	uint32_t seen = __atomic_load_n(word, __ATOMIC_RELAXED), mine = 0;
+	struct timespec t;
 
-	if (swait_likely(s != 0))
-		return s;
-	(void)swait_tid_refresh();
-	return __atomic_load_n(__atomic_load_n(&swait_process_stamp,
-					       __ATOMIC_RELAXED),
-			       __ATOMIC_RELAXED);
+	if (seen != 0)
+		return seen;
+	if (syscall(SYS_getrandom, &mine, sizeof(mine), 1 /* NONBLOCK */) !=
+	    (long)sizeof(mine)) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		mine = (uint32_t)syscall(SYS_getpid) * 2654435761u ^
+		       (uint32_t)t.tv_nsec ^ (uint32_t)t.tv_sec << 7;
+	}
+	mine &= SWAIT_PROCESS_ID_MASK;
+	if (mine == 0)
+		mine = 1;
+	if (__atomic_compare_exchange_n(word, &seen, mine, false,
+					__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return mine;
+	return seen;	/* another thread of this process drew first */
 }
 
 /*
@@ -218,9 +239,11 @@ uint32_t swait_process_id(void)
  */
 static void swait_atfork_child(void)
 {
-	__atomic_store_n(__atomic_load_n(&swait_process_stamp,
-					 __ATOMIC_RELAXED), 0,
-			 __ATOMIC_RELAXED);
+	uint32_t *word = __atomic_load_n(&swait_process_stamp,
+					 __ATOMIC_RELAXED);
+
+	__atomic_store_n(&word[0], 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&word[1], 0, __ATOMIC_RELAXED);
 }
 
 __attribute__((constructor))

@@ -861,6 +861,36 @@ static void test_fork_child(void **state)
 	tu_watchdog_done();
 }
 
+#ifndef TEST_PTHREAD
+/*
+ * F1-F2 white-box: a fork that copied a condvar while one of the parent's
+ * threads was deciding it leaves DECIDING with that process's id, which
+ * no thread of the child will ever publish.  The child's wait must adopt
+ * it, not wait for it.  Made here by writing another id into the word.
+ */
+static void test_foreign_deciding(void **state)
+{
+	struct timespec ts;
+	uint32_t mine;
+
+	(void)state;
+	tu_watchdog("foreign_deciding");
+	pthread_mutex_lock(&mutex);
+	ts = tu_deadline(CLOCK_REALTIME, 1000000);
+	assert_int_equal(cond_timedwait(cv, &mutex, &ts), ETIMEDOUT);
+	mine = cv->kind >> 2;			/* decided by this process */
+	assert_int_not_equal(mine, 0);
+	cv->kind = (mine ^ 1u) << 2 | 1u;	/* another's DECIDING */
+	assert_int_equal(cond_signal(cv), 0);	/* F3: nobody of ours */
+	ts = tu_deadline(CLOCK_REALTIME, 1000000);
+	assert_int_equal(cond_timedwait(cv, &mutex, &ts), ETIMEDOUT);
+	assert_int_equal(cv->kind >> 2, mine);	/* adopted */
+	pthread_mutex_unlock(&mutex);
+	assert_int_equal(cond_destroy(cv), 0);
+	tu_watchdog_done();
+}
+#endif
+
 static void test_moved_idle(void **state)
 {
 	struct waiter w[2];
@@ -956,6 +986,10 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_fork_child, setup,
 						teardown),
+#ifndef TEST_PTHREAD
+		cmocka_unit_test_setup_teardown(test_foreign_deciding, setup,
+						teardown),
+#endif
 	};
 #ifdef TEST_PTHREAD
 	const char *expect = getenv("SWAIT_TEST_EXPECT_PRELOAD");
