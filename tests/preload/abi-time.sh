@@ -9,24 +9,8 @@
 # passes the program's checks, glibc's being correct, and fails here.)
 set -eu
 here=$(dirname "$0")
-run=$1
-lib=$2
-prog=$3
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-
-rc=0
-"$here/with-preload.sh" "$run" "$lib" --stats "$prog" \
-	>"$dir/out" 2>"$dir/err" || rc=$?
-cat "$dir/out"
-if [ "$rc" = 77 ]; then
-	exit 77
-fi
-if [ "$rc" != 0 ]; then
-	cat "$dir/err" >&2
-	echo "abi-time: the program failed (status $rc)" >&2
-	exit 1
-fi
+. "$here/run-stats.sh"
+run_stats abi-time "$1" "$2" "$3"
 
 stats='^swait-preload: pid [0-9]*: [0-9]* waits, [0-9]* signals, [0-9]* broadcasts, [0-9]* fallback$'
 n=$(grep -c "$stats" "$dir/err" || true)

@@ -9,22 +9,8 @@
 # or signal counted on libswait in either: they all ran on glibc's.
 set -eu
 here=$(dirname "$0")
-run=$1
-lib=$2
-prog=$3
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-
-rc=0
-"$here/with-preload.sh" "$run" "$lib" --stats "$prog" \
-	>"$dir/out" 2>"$dir/err" || rc=$?
-cat "$dir/out"
-[ "$rc" != 77 ] || exit 77
-if [ "$rc" != 0 ]; then
-	cat "$dir/err" >&2
-	echo "pshared: the program failed (status $rc)" >&2
-	exit 1
-fi
+. "$here/run-stats.sh"
+run_stats pshared "$1" "$2" "$3"
 stats='^swait-preload: pid [0-9]*: [0-9]* waits, [0-9]* signals, [0-9]* broadcasts, [0-9]* fallback$'
 grep "$stats" "$dir/err" | sed 's/^swait-preload: pid [0-9]*: //' | sort >"$dir/lines"
 printf '%s\n' '0 waits, 0 signals, 0 broadcasts, 0 fallback' \
