@@ -102,6 +102,7 @@
  * stamp of the process it was made in, and the stamp lives in a page the
  * kernel zeroes in every child (MADV_WIPEONFORK; lib/lock.h).
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <sys/mman.h>
@@ -214,6 +215,7 @@ uint32_t swait_process_id_slow(void)
 					 __ATOMIC_RELAXED) + 1;
 	uint32_t seen = __atomic_load_n(word, __ATOMIC_RELAXED), mine = 0;
 	struct timespec t;
+	int saved = errno;	/* never modified (swait.h) */
 
 	if (seen != 0)
 		return seen;
@@ -223,6 +225,7 @@ uint32_t swait_process_id_slow(void)
 		mine = (uint32_t)syscall(SYS_getpid) * 2654435761u ^
 		       (uint32_t)t.tv_nsec ^ (uint32_t)t.tv_sec << 7;
 	}
+	errno = saved;
 	mine &= SWAIT_PROCESS_ID_MASK;
 	if (mine == 0)
 		mine = 1;
@@ -262,6 +265,9 @@ static void swait_init_library(void)
 		munmap(page, (size_t)(size > 0 ? size : 4096));
 		return;
 	}
+	/* An id drawn before now (a constructor's call) stays this one's. */
+	((uint32_t *)page)[1] = __atomic_load_n(&stamp_fallback[1],
+						 __ATOMIC_RELAXED);
 	__atomic_store_n(&swait_process_stamp, (uint32_t *)page,
 			 __ATOMIC_RELAXED);
 }
