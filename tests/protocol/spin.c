@@ -404,6 +404,48 @@ static void test_no_spin(void **state)
 }
 
 /*
+ * S4's re-read without swait_set_spin(): a mask set by sched_setaffinity()
+ * alone takes effect within 4,096 sleeps that may spin (swait_set_spin(3)).
+ * Each sleep here spins and takes its wake at the first poll, so that S3
+ * never skips one, until the re-read finds the process on one CPU (this
+ * is the main thread): then the sleep does not spin, nothing wakes it,
+ * and its 5 ms deadline ends it.
+ */
+static void test_affinity_reread(void **state)
+{
+	cpu_set_t all, one;
+	unsigned n;
+	int r = 0;
+
+	(void)state;
+	action = WAKE_ONE;
+	assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+	for (n = 1; n <= 2 * 4096; n++) {
+		struct swait_waiter w = SWAIT_WAITER_INITIALIZER;
+		struct timespec dl = in_ms(5);
+
+		polls = 0;
+		wake_at = 1;
+		swait_prepare(&head, &w);
+		r = swait_sleep(&head, &w, 0, CLOCK_MONOTONIC, &dl);
+		swait_finish(&head, &w);
+		if (polls == 0)
+			break;
+		if (r != 0)
+			break;
+	}
+	assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
+	assert_int_equal(polls, 0);
+	assert_int_equal(r, ETIMEDOUT);
+	assert_true(n > 1);		/* it spun while the mask was wide */
+	assert_true(n <= 4096);		/* and read the new one in time */
+	assert_int_equal(swait_head_destroy(&head), 0);
+}
+
+/*
  * A handler that runs during the spin ran before the sleep: an
  * interruptible sleep gives no EINTR for it and sleeps on to its deadline;
  * a handler that wakes the head there is a wake the spin takes, with no
@@ -740,6 +782,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_backoff,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_spin,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_affinity_reread,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_handler_during_spin,
 						setup, teardown),
