@@ -110,8 +110,17 @@ SWAIT_EXPORT int swait_head_destroy(struct swait_head *h)
 	 */
 	swait_head_lock(h);
 	busy = !list_empty(&h->list);
-	if (!busy)
+	if (!busy) {
 		swait_quiesce_dropping_lock(h);
+		/*
+		 * The quiesce dropped the lock: a thread it waited for may
+		 * have queued again meanwhile, as a woken waiter's next
+		 * prepare (or a group's swait_prepare_any()) queues before it
+		 * leaves.  Its waiter is queued now: EBUSY, not a head freed
+		 * under it.
+		 */
+		busy = !list_empty(&h->list);
+	}
 	swait_head_unlock(h);
 	return busy ? EBUSY : 0;
 }

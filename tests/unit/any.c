@@ -434,6 +434,91 @@ static void test_cancel_dequeues(void **state)
 	all_destroyable();
 }
 
+/*
+ * Destroy after a wake_all that woke a group (swait.h, Lifetime): the
+ * group's next swait_prepare_any() queues its node on the head again
+ * before it leaves it, while a waiter woken by the same wake_all destroys
+ * the head.  Destroy waits for the group to leave; it must then see the
+ * node queued and say EBUSY (the destroyer retries), never 0 with a
+ * waiter queued, after which the group's finish would lock a freed head.
+ */
+static struct swait_head *requeue_a;
+static int requeue_go, requeue_ready, requeue_bad;
+
+static void *requeue_group(void *arg)
+{
+	struct swait_head *hs[2] = { requeue_a, &h[1] };
+	struct swait_waiter ws[2] = { SWAIT_WAITER_INITIALIZER,
+				      SWAIT_WAITER_INITIALIZER };
+	unsigned which;
+
+	(void)arg;
+	for (;;) {
+		swait_prepare_any(hs, 2, ws);
+		TU_ADD(&requeue_ready, 1);
+		if (TU_LOAD(&requeue_go))
+			break;
+		(void)swait_wait_any(hs, 2, ws, 0, CLOCK_MONOTONIC, NULL,
+				     &which);
+	}
+	swait_finish_any(hs, 2, ws);
+	return NULL;
+}
+
+static void *requeue_destroyer(void *arg)
+{
+	struct swait_waiter ws = SWAIT_WAITER_INITIALIZER;
+	struct swait_head *a = requeue_a;
+	int r;
+
+	(void)arg;
+	swait_prepare(a, &ws);
+	TU_ADD(&requeue_ready, 1);
+	while (!TU_LOAD(&requeue_go)) {
+		(void)swait_sleep(a, &ws, 0, CLOCK_MONOTONIC, NULL);
+		swait_prepare(a, &ws);
+	}
+	swait_finish(a, &ws);
+	while ((r = swait_head_destroy(a)) == EBUSY)
+		sched_yield();
+	if (r != 0 || swait_active(a))
+		TU_ADD(&requeue_bad, 1);	/* 0 with a node queued */
+	return NULL;
+}
+
+static void test_destroy_sees_requeued_group(void **state)
+{
+	long n = tu_scale(2000);
+
+	(void)state;
+	tu_watchdog("destroy after a group queued again");
+	swait_head_init(&h[1]);
+	for (long i = 0; i < n; i++) {
+		struct swait_head a;
+		pthread_t g, d;
+
+		if (i & 1)
+			swait_head_init_pi(&a);
+		else
+			swait_head_init(&a);
+		requeue_a = &a;
+		TU_STORE(&requeue_go, 0);
+		TU_STORE(&requeue_ready, 0);
+		assert_int_equal(pthread_create(&g, NULL, requeue_group,
+						NULL), 0);
+		assert_int_equal(pthread_create(&d, NULL, requeue_destroyer,
+						NULL), 0);
+		assert_true(tu_poll(TU_LOAD(&requeue_ready) >= 2));
+		TU_STORE(&requeue_go, 1);
+		swait_wake_all(&a);
+		assert_int_equal(pthread_join(g, NULL), 0);
+		assert_int_equal(pthread_join(d, NULL), 0);
+	}
+	tu_watchdog_done();
+	assert_int_equal(TU_LOAD(&requeue_bad), 0);
+	assert_int_equal(swait_head_destroy(&h[1]), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -452,6 +537,7 @@ int main(void)
 		cmocka_unit_test(test_node0_after_single_waits),
 		cmocka_unit_test(test_rewait_consumes_last_report),
 		cmocka_unit_test(test_cancel_dequeues),
+		cmocka_unit_test(test_destroy_sees_requeued_group),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
