@@ -139,9 +139,10 @@ static inline unsigned long msecs_to_jiffies(const unsigned int m)
 	return (int)m < 0 ? (unsigned long)MAX_JIFFY_OFFSET : m;
 }
 
+/* As the kernel's at HZ 1000: the low 32 bits, wrapping as jiffies does. */
 static inline unsigned int jiffies_to_msecs(const unsigned long j)
 {
-	return j > UINT_MAX ? UINT_MAX : (unsigned int)j;
+	return (unsigned int)j;
 }
 
 /* Rounded up, as the kernel rounds: a wait is never shorter than asked. */
@@ -394,14 +395,14 @@ static inline long prepare_to_swait_event(struct swait_queue_head *q,
 	})
 
 /*
- * Dequeue wait if still queued (passing on a wake it did not use), end
- * the wait's signal section (above); finish_swait() also sets
- * TASK_RUNNING.
+ * Set TASK_RUNNING, dequeue wait if still queued (passing on a wake it
+ * did not use) and end the wait's signal section (above), as
+ * finish_swait() does: the kernel's two differ only in the lock.
  */
 static inline void __finish_swait(struct swait_queue_head *q,
 				  struct swait_queue *wait)
 {
-	swait_kernel_finish(q, wait, false);
+	swait_kernel_finish(q, wait, true);
 }
 
 static inline void finish_swait(struct swait_queue_head *q,
@@ -595,8 +596,7 @@ static inline void wait_for_completion(struct completion *x)
 static inline unsigned long
 wait_for_completion_timeout(struct completion *x, unsigned long timeout)
 {
-	long t = timeout > (unsigned long)MAX_SCHEDULE_TIMEOUT ?
-		MAX_SCHEDULE_TIMEOUT : (long)timeout;
+	long t = (long)timeout;	/* the kernel's long: past LONG_MAX, < 0 */
 
 	return (unsigned long)swait_kernel_timed(x->c.wait,
 			swait_completion_try_wait(&x->c),
@@ -608,8 +608,7 @@ static inline long
 wait_for_completion_interruptible_timeout(struct completion *x,
 					  unsigned long timeout)
 {
-	long t = timeout > (unsigned long)MAX_SCHEDULE_TIMEOUT ?
-		MAX_SCHEDULE_TIMEOUT : (long)timeout;
+	long t = (long)timeout;	/* the kernel's long: past LONG_MAX, < 0 */
 
 	if (swait_kernel_cond_timeout(swait_completion_try_wait(&x->c), t))
 		return t;

@@ -350,6 +350,54 @@ static void test_huge_timeouts(void **state)
 	}
 }
 
+/*
+ * Three contracts a review found broken (compared with kernel/sched/
+ * swait.c, kernel/time/time.c and kernel/sched/completion.c):
+ * __finish_swait() sets TASK_RUNNING, so a schedule_timeout() after it
+ * returns at once; jiffies_to_msecs() wraps at 32 bits, as the kernel's
+ * unsigned int does at HZ 1000, so jiffies_to_msecs(jiffies) keeps moving
+ * past 2^32 jiffies (5 minutes up); and a completion timeout past
+ * LONG_MAX is the kernel's negative long: 0 at once, not no limit.
+ */
+static void test_review_contracts(void **state)
+{
+	struct swait_queue_head q;
+	struct completion c;
+	unsigned int m0;
+	long t0;
+	DECLARE_SWAITQUEUE(w);
+
+	(void)state;
+	init_swait_queue_head(&q);
+	raw_spin_lock_irq(&q.lock);
+	__prepare_to_swait(&q, &w);
+	__set_current_state(TASK_UNINTERRUPTIBLE);
+	__finish_swait(&q, &w);		/* cond true: no sleep */
+	raw_spin_unlock_irq(&q.lock);
+	assert_int_equal(current->__state, TASK_RUNNING);
+	t0 = (long)tu_now_ns();
+	assert_int_equal(schedule_timeout(200), 200);
+	assert_true((long)tu_now_ns() - t0 < 100 * 1000000L);
+	assert_false(swait_active(&q));
+
+#if ULONG_MAX > UINT_MAX
+	assert_int_equal(jiffies_to_msecs(((unsigned long)1 << 32) + 5), 5);
+#endif
+	m0 = jiffies_to_msecs(jiffies);
+	sleep_ms(20);
+	assert_true(jiffies_to_msecs(jiffies) - m0 >= 15);
+
+	init_completion(&c);
+	t0 = (long)tu_now_ns();
+	assert_int_equal(wait_for_completion_timeout(&c, ULONG_MAX), 0);
+	assert_int_equal(wait_for_completion_interruptible_timeout(&c,
+			(unsigned long)LONG_MAX + 1), 0);
+	assert_true((long)tu_now_ns() - t0 < 1000 * 1000000L);
+	complete(&c);
+	assert_true(wait_for_completion_timeout(&c, ULONG_MAX) != 0);
+	assert_false(completion_done(&c));	/* consumed */
+}
+
 /* ------------------------------------------------------------ completions */
 
 static void test_completion_calls(void **state)
@@ -576,6 +624,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_event_woken, arm, disarm),
 		cmocka_unit_test_setup_teardown(test_event_ts, arm, disarm),
 		cmocka_unit_test_setup_teardown(test_open_coded, arm, disarm),
+		cmocka_unit_test_setup_teardown(test_review_contracts,
+						arm, disarm),
 		cmocka_unit_test_setup_teardown(test_huge_timeouts,
 						arm, disarm),
 		cmocka_unit_test_setup_teardown(test_completion_calls,
