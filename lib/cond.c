@@ -203,7 +203,11 @@ static uint32_t decide(swait_cond_t *c, pthread_mutex_t *m)
 		if (swait_likely(k >= ORDINARY && w >> KIND_BITS == me))
 			return k;
 		if (k == UNDECIDED || w >> KIND_BITS != me) {
-			/* A failed CAS reloads w: look again. */
+			/*
+			 * A failed CAS reloads w: look again.  Acquire, both
+			 * ways: pairs with the release below that publishes
+			 * a decided head, so a loser that reads it may use it.
+			 */
 			if (!__atomic_compare_exchange_n(&c->kind, &w,
 					kind_word(me, DECIDING), false,
 					__ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))

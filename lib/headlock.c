@@ -124,9 +124,8 @@ SWAIT_TLS struct swait_tls swait_tls;
 SWAIT_TLS uint64_t swait_tid_cache;
 
 /*
- * The process stamp (lib/lock.h), and after it the process id for objects
- * (swait_process_id_slow): two words in a MADV_WIPEONFORK page once the
- * constructor has run, the static words before that or where the kernel
+ * The process stamp page (lib/internal.h): a MADV_WIPEONFORK page once the
+ * constructor has run, these static words before that or where the kernel
  * lacks MADV_WIPEONFORK (Linux < 4.14; then the atfork handler zeroes
  * them, which covers fork() but not _Fork()).
  */
@@ -180,8 +179,8 @@ static inline void run_leaving_hook(struct swait_head *h, bool last_out)
  */
 uint32_t swait_tid_refresh(void)
 {
-	uint32_t *word = __atomic_load_n(&swait_process_stamp,
-					 __ATOMIC_RELAXED);
+	uint32_t *word = &__atomic_load_n(&swait_process_stamp,
+					  __ATOMIC_RELAXED)[SWAIT_STAMP_TID];
 	uint32_t stamp = __atomic_load_n(word, __ATOMIC_RELAXED);
 	uint32_t tid;
 
@@ -211,8 +210,8 @@ uint32_t swait_tid_refresh(void)
  */
 uint32_t swait_process_id_slow(void)
 {
-	uint32_t *word = __atomic_load_n(&swait_process_stamp,
-					 __ATOMIC_RELAXED) + 1;
+	uint32_t *word = &__atomic_load_n(&swait_process_stamp,
+					  __ATOMIC_RELAXED)[SWAIT_STAMP_ID];
 	uint32_t seen = __atomic_load_n(word, __ATOMIC_RELAXED), mine = 0;
 	struct timespec t;
 	int saved = errno;	/* never modified (swait.h) */
@@ -245,8 +244,8 @@ static void swait_atfork_child(void)
 	uint32_t *word = __atomic_load_n(&swait_process_stamp,
 					 __ATOMIC_RELAXED);
 
-	__atomic_store_n(&word[0], 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&word[1], 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&word[SWAIT_STAMP_TID], 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&word[SWAIT_STAMP_ID], 0, __ATOMIC_RELAXED);
 }
 
 __attribute__((constructor))
@@ -266,8 +265,8 @@ static void swait_init_library(void)
 		return;
 	}
 	/* An id drawn before now (a constructor's call) stays this one's. */
-	((uint32_t *)page)[1] = __atomic_load_n(&stamp_fallback[1],
-						 __ATOMIC_RELAXED);
+	((uint32_t *)page)[SWAIT_STAMP_ID] = __atomic_load_n(
+		&stamp_fallback[SWAIT_STAMP_ID], __ATOMIC_RELAXED);
 	__atomic_store_n(&swait_process_stamp, (uint32_t *)page,
 			 __ATOMIC_RELAXED);
 }

@@ -197,19 +197,19 @@ void swait_head_relock(struct swait_head *head);
 
 /*
  * This process's id for objects: a random nonzero value below 2^30, drawn
- * once per process and kept in the stamp page (lib/lock.h), which every
+ * once per process and kept in the stamp page (lib/internal.h), which every
  * fork child sees zeroed.  So it tells a fork child's copy of an object
  * its parent used from one its own threads used (lib/cond.c F1), except
  * for a 2^-30 chance of a draw equal to an ancestor's.  Async-signal-safe.
  */
 #define SWAIT_PROCESS_ID_MASK 0x3fffffffu
-extern uint32_t *swait_process_stamp;
 uint32_t swait_process_id_slow(void);
 
 static inline uint32_t swait_process_id(void)
 {
 	uint32_t id = __atomic_load_n(
-		__atomic_load_n(&swait_process_stamp, __ATOMIC_RELAXED) + 1,
+		&__atomic_load_n(&swait_process_stamp,
+				 __ATOMIC_RELAXED)[SWAIT_STAMP_ID],
 		__ATOMIC_RELAXED);
 
 	return __builtin_expect(id != 0, 1) ? id : swait_process_id_slow();

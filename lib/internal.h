@@ -22,6 +22,20 @@
 #define SWAIT_TLS __thread __attribute__((tls_model("initial-exec")))
 
 /*
+ * The process stamp page (lib/headlock.c): two words that every fork,
+ * _Fork() and clone() without CLONE_VM child sees zeroed (MADV_WIPEONFORK,
+ * or the atfork handler where the kernel lacks it).  [SWAIT_STAMP_TID]:
+ * the process id, stamped by the first thread-id refresh, which tells the
+ * thread-id caches whose process they belong to (lib/lock.h).
+ * [SWAIT_STAMP_ID]: a random id for objects (swait_process_id(), lib/
+ * headlock.h).  Relaxed atomics throughout: each word is a value to
+ * compare, not a publication of other memory.  The pointer moves once, in
+ * the library's constructor, from a static pair to the page.
+ */
+enum { SWAIT_STAMP_TID, SWAIT_STAMP_ID };
+extern uint32_t *swait_process_stamp;
+
+/*
  * swait_prepare() that queues *w in the order goes_before(w, queued) gives
  * instead of at the tail (lib/swait.c): the queue knows nothing of what the
  * order means.  Not exported; the condvar face orders PI waiters by

@@ -151,7 +151,6 @@ static void swait_lock_slow(uint32_t *word)
  * a stamp and a tid from two different refreshes.
  */
 extern SWAIT_TLS uint64_t swait_tid_cache;
-extern uint32_t *swait_process_stamp;
 
 uint32_t swait_tid_refresh(void);
 
@@ -159,7 +158,8 @@ static inline uint32_t swait_tid(void)
 {
 	uint64_t c = __atomic_load_n(&swait_tid_cache, __ATOMIC_RELAXED);
 	uint32_t stamp = __atomic_load_n(
-		__atomic_load_n(&swait_process_stamp, __ATOMIC_RELAXED),
+		&__atomic_load_n(&swait_process_stamp,
+				 __ATOMIC_RELAXED)[SWAIT_STAMP_TID],
 		__ATOMIC_RELAXED);
 
 	if (swait_likely((uint32_t)(c >> 32) == stamp && (uint32_t)c != 0))

@@ -403,6 +403,18 @@ static int sleep_once(struct swait_head *h, struct swait_waiter *w,
 }
 
 /*
+ * W3, W5: re-announce a SLEEPING_V waiter as SLEEPING, to sleep on its own
+ * word alone (a walk then gives it a FUTEX_WAKE of its own).  *s is the
+ * state read; acquire on failure, where a WOKEN_* read publishes the
+ * waker's writes (O3).  False: a wake came first, *s says which.
+ */
+static bool announce_plain(struct swait_waiter *w, uint32_t *s)
+{
+	return __atomic_compare_exchange_n(&w->state, s, SWAIT_SLEEPING, false,
+					   __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE);
+}
+
+/*
  * The body of swait_sleep(), between the cancellation cleanup push and pop.
  * Returns 0 with the waiter consumed (IDLE), or ETIMEDOUT/EINTR with it
  * still QUEUED.
@@ -451,10 +463,7 @@ static int sleep_announced(struct swait_head *h, struct swait_waiter *w,
 		}
 		sleeping = s;	/* announced by an earlier sleep */
 		if (sleeping == SWAIT_SLEEPING_V && !waitv) {
-			/* W5: as W3's re-announce; failing, a wake came. */
-			if (!__atomic_compare_exchange_n(&w->state, &s,
-					SWAIT_SLEEPING, false,
-					__ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
+			if (!announce_plain(w, &s))	/* W5 */
 				goto woken;
 			sleeping = SWAIT_SLEEPING;
 		}
@@ -494,9 +503,7 @@ static int sleep_announced(struct swait_head *h, struct swait_waiter *w,
 			if (err == ENOSYS)
 				__atomic_store_n(&waitv_missing, 1,
 						 __ATOMIC_RELAXED);
-			if (!__atomic_compare_exchange_n(&w->state, &s,
-					SWAIT_SLEEPING, false,
-					__ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
+			if (!announce_plain(w, &s))
 				goto woken;
 			sleeping = SWAIT_SLEEPING;
 			continue;
