@@ -239,9 +239,8 @@ static void check_series(const char *where, size_t row, const char *scenario,
  * it.  So the bound allows 50 x vcpus, and still catches a CPU time not
  * divided by the operations (the whole trial's, as swait-bench once
  * printed for prodcons, contention and mostlybusy) by a factor of
- * hundreds.  With more than two
- * repetitions a median says nothing about the smallest rate, so only the
- * presence is checked.
+ * hundreds.  With more than two repetitions a median says nothing about
+ * the smallest rate, so only the presence is checked.
  */
 static void check_cpu(const char *where, size_t row, const char *unit,
 		      double rate, int reps, bool has_cpu, double cpu,
